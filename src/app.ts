@@ -1,0 +1,121 @@
+import swagger from "@fastify/swagger";
+import swaggerUi from "@fastify/swagger-ui";
+import scalar from "@scalar/fastify-api-reference";
+import Fastify, { type FastifyInstance, type FastifyServerOptions } from "fastify";
+import type { Config } from "./config.js";
+import type { AppContext } from "./context.js";
+import { adminRoutes } from "./features/admin/index.js";
+import { auditRoutes } from "./features/audit/index.js";
+import { ApiKeyVerifier, authHook, authRoutes, JwtSigner } from "./features/auth/index.js";
+import {
+  activeVersionRoute,
+  buildReport,
+  CachedReport,
+  defaultChecks,
+  type HealthCheck,
+  healthRoutes,
+} from "./features/health/index.js";
+import { userRoutes } from "./features/tenants/index.js";
+import { loadBuildInfo } from "./platform/build-info.js";
+import { type Clock, systemClock } from "./platform/clock.js";
+import type { Db } from "./platform/db/index.js";
+import { httpConventions } from "./platform/http/conventions.js";
+import { type RateLimitOptions, rateLimits } from "./platform/http/rate-limit.js";
+import { newId } from "./platform/ids.js";
+import { JobRegistry } from "./platform/jobs.js";
+import { metrics } from "./platform/metrics.js";
+import { openApiDocument } from "./platform/openapi.js";
+import { PLATFORM_RETENTION, retentionJob } from "./platform/retention.js";
+
+export interface AppOptions {
+  config: Config;
+  db: Db;
+  jwtSecret: string;
+  clock?: Clock;
+  nodeId?: string;
+  /** How long one health report is reused; a few seconds in production. */
+  healthCacheMs?: number;
+  rateLimit?: RateLimitOptions;
+  /** Pino logger options; false silences it (tests). */
+  logger?: FastifyServerOptions["logger"];
+}
+
+const BODY_LIMIT_BYTES = 1024 * 1024;
+
+/** Builds the whole HTTP service without listening, so tests drive the very same app. */
+export async function buildApp(options: AppOptions): Promise<{ app: FastifyInstance; ctx: AppContext }> {
+  const { config, db } = options;
+  const clock = options.clock ?? systemClock;
+  const jobs = new JobRegistry();
+  jobs.register(retentionJob(db, PLATFORM_RETENTION));
+  const ctx: AppContext = {
+    config,
+    db,
+    clock,
+    nodeId: options.nodeId ?? newId("node"),
+    apiKeys: new ApiKeyVerifier(db, clock, config.apiKeyCacheTtlS * 1000),
+    jwt: new JwtSigner(options.jwtSecret),
+    jobs,
+    build: loadBuildInfo(config.build, new Date()),
+  };
+
+  const app = Fastify({
+    logger: options.logger ?? { level: config.logLevel },
+    bodyLimit: BODY_LIMIT_BYTES,
+    requestIdHeader: "x-request-id",
+    genReqId: () => newId("req"),
+    return503OnClosing: true,
+    forceCloseConnections: "idle",
+    ajv: {
+      customOptions: { removeAdditional: false, coerceTypes: "array", useDefaults: true, allErrors: false },
+    },
+  });
+
+  let closing = false;
+  app.addHook("onClose", async () => {
+    closing = true;
+  });
+  const checks: HealthCheck[] = defaultChecks({ db, clock, isClosing: () => closing });
+  const health = new CachedReport(() => buildReport(checks, clock.now()), options.healthCacheMs ?? 5000);
+
+  await app.register(httpConventions);
+  await app.register(metrics);
+  await app.register(activeVersionRoute(ctx.build));
+
+  // The client surface: its own OpenAPI document, explorer and reference page.
+  await app.register(async (client) => {
+    await client.register(swagger, openApiDocument("client", config.publicBaseUrl));
+    await client.register(swaggerUi, {
+      routePrefix: "/api/swagger",
+      uiConfig: { url: "/api/swagger/v1/swagger.json" },
+    });
+    await client.register(scalar, { routePrefix: "/api/docs", configuration: { url: "/api/swagger/v1/swagger.json" } });
+    client.get("/api/swagger/v1/swagger.json", { schema: { hide: true } }, async () => client.swagger());
+    await client.register(rateLimits(options.rateLimit ?? {}, config.redisUrl));
+    await client.register(
+      healthRoutes(ctx, () => health.get()),
+      { prefix: "/api" },
+    );
+    await client.register(
+      async (v1) => {
+        await v1.register(authHook, { auth: ctx });
+        await v1.register(authRoutes(ctx));
+        await v1.register(userRoutes(ctx));
+        await v1.register(auditRoutes(ctx));
+      },
+      { prefix: "/api/v1" },
+    );
+  });
+
+  // The operator surface exists only when it has a credential: otherwise every path is a 404.
+  const adminKey = config.adminApiKey;
+  if (adminKey !== undefined) {
+    await app.register(async (admin) => {
+      await admin.register(swagger, openApiDocument("admin", config.publicBaseUrl));
+      admin.get("/api/swagger/admin/swagger.json", { schema: { hide: true } }, async () => admin.swagger());
+      await admin.register(adminRoutes(ctx, adminKey), { prefix: "/api/admin" });
+    });
+  }
+
+  return { app, ctx };
+}

@@ -1,0 +1,205 @@
+import type { FastifyPluginAsyncTypebox } from "@fastify/type-provider-typebox";
+import { Type } from "typebox";
+import type { AppContext } from "../../context.js";
+import { secretsEqual } from "../../platform/crypto.js";
+import { Envelope, errorResponses, ok, PagedEnvelope, paged } from "../../platform/http/envelope.js";
+import { ApiError } from "../../platform/http/errors.js";
+import { newId } from "../../platform/ids.js";
+import { runJob } from "../../platform/jobs.js";
+import type { Actor } from "../audit/index.js";
+import {
+  createTenant,
+  createUser,
+  getTenant,
+  listTenants,
+  NewUserBody,
+  TenantSchema,
+  UserSchema,
+  updateTenant,
+  updateUser,
+} from "../tenants/index.js";
+import {
+  CreatedTenant,
+  JobInfo,
+  JobName,
+  JobRun,
+  NewTenantBody,
+  RunJobBody,
+  TenantId,
+  TenantListQuery,
+  TenantPatchBody,
+  UserIdParam,
+  UserPatchBody,
+} from "./schemas.js";
+
+const ADMIN: Actor = { type: "admin" };
+const security = [{ adminKey: [] }];
+
+/** The operator's surface under /api/admin; registered only when ADMIN_API_KEY is set. */
+export function adminRoutes(ctx: AppContext, adminKey: string): FastifyPluginAsyncTypebox {
+  return async (app) => {
+    app.addHook("onRequest", async (request) => {
+      const header = request.headers.authorization ?? "";
+      const [scheme, credential] = header.split(" ", 2);
+      if (scheme?.toLowerCase() !== "bearer" || !credential || !secretsEqual(credential, adminKey)) {
+        throw ApiError.unauthorized("Admin credential missing or wrong; send 'Authorization: Bearer <ADMIN_API_KEY>'");
+      }
+    });
+
+    app.post(
+      "/tenants",
+      {
+        schema: {
+          tags: ["Tenants"],
+          summary: "Create a tenant",
+          security,
+          body: NewTenantBody,
+          response: { 201: Envelope(CreatedTenant), ...errorResponses },
+        },
+      },
+      async (request, reply) => {
+        const tenant = await ctx.db.transaction((tx) => createTenant(tx, request.body, ADMIN, ctx.clock.now()));
+        return reply.status(201).send(ok(tenant, "Created"));
+      },
+    );
+
+    app.get(
+      "/tenants",
+      {
+        schema: {
+          tags: ["Tenants"],
+          summary: "List tenants",
+          security,
+          querystring: TenantListQuery,
+          response: { 200: PagedEnvelope(TenantSchema), ...errorResponses },
+        },
+      },
+      async (request) => {
+        const { items, total } = await listTenants(ctx.db, request.query);
+        return paged(items, request.query, total);
+      },
+    );
+
+    app.get(
+      "/tenants/:id",
+      {
+        schema: {
+          tags: ["Tenants"],
+          summary: "One tenant",
+          security,
+          params: TenantId,
+          response: { 200: Envelope(TenantSchema), ...errorResponses },
+        },
+      },
+      async (request) => {
+        const tenant = await getTenant(ctx.db, request.params.id);
+        if (!tenant) throw ApiError.notFound("Tenant", request.params.id);
+        return ok(tenant);
+      },
+    );
+
+    app.patch(
+      "/tenants/:id",
+      {
+        schema: {
+          tags: ["Tenants"],
+          summary: "Change a tenant's name, entitlements or webhook allowance",
+          security,
+          params: TenantId,
+          body: TenantPatchBody,
+          response: { 200: Envelope(TenantSchema), ...errorResponses },
+        },
+      },
+      async (request) => {
+        const tenant = await ctx.db.transaction((tx) =>
+          updateTenant(tx, request.params.id, request.body, ADMIN, ctx.clock.now()),
+        );
+        // Cached keys carry the tenant's entitlements; drop them so the change applies at once.
+        ctx.apiKeys.forgetTenant(tenant.id);
+        return ok(tenant);
+      },
+    );
+
+    app.post(
+      "/tenants/:id/users",
+      {
+        schema: {
+          tags: ["Users"],
+          summary: "Create a person on a tenant",
+          security,
+          params: TenantId,
+          body: NewUserBody,
+          response: { 201: Envelope(UserSchema), ...errorResponses },
+        },
+      },
+      async (request, reply) => {
+        const user = await ctx.db.transaction((tx) =>
+          createUser(tx, request.params.id, request.body, ADMIN, ctx.clock.now()),
+        );
+        return reply.status(201).send(ok(user, "Created"));
+      },
+    );
+
+    app.patch(
+      "/users/:id",
+      {
+        schema: {
+          tags: ["Users"],
+          summary: "Disable or enable a person, rename them or change their permissions",
+          security,
+          params: UserIdParam,
+          body: UserPatchBody,
+          response: { 200: Envelope(UserSchema), ...errorResponses },
+        },
+      },
+      async (request) => {
+        const user = await ctx.db.transaction((tx) =>
+          updateUser(tx, request.params.id, request.body, ADMIN, ctx.clock.now()),
+        );
+        return ok(user);
+      },
+    );
+
+    app.get(
+      "/jobs",
+      {
+        schema: {
+          tags: ["Jobs"],
+          summary: "Scheduled jobs",
+          security,
+          response: { 200: Envelope(Type.Array(JobInfo)), ...errorResponses },
+        },
+      },
+      async () => ok(ctx.jobs.list().map(({ name, description, cron }) => ({ name, description, cron }))),
+    );
+
+    app.post(
+      "/jobs/:name/run",
+      {
+        schema: {
+          tags: ["Jobs"],
+          summary: "Run a scheduled job now, synchronously; manual runs are never skipped",
+          security,
+          params: JobName,
+          body: RunJobBody,
+          response: { 200: Envelope(JobRun), ...errorResponses },
+        },
+      },
+      async (request) => {
+        const job = ctx.jobs.find(request.params.name);
+        if (!job) {
+          const known = ctx.jobs.list().map((j) => j.name);
+          throw new ApiError("not_found", `Unknown job '${request.params.name}'; known jobs: ${known.join(", ")}`);
+        }
+        const now = request.body?.now ? new Date(request.body.now) : ctx.clock.now();
+        const result = await runJob(ctx.db, job, {
+          slot: `manual:${newId("run")}`,
+          manual: true,
+          nodeId: ctx.nodeId,
+          now,
+        });
+        return ok(result);
+      },
+    );
+  };
+}

@@ -1,0 +1,77 @@
+import { Type } from "typebox";
+import { PageQuery } from "../../platform/http/envelope.js";
+import { PermissionName } from "../auth/schemas.js";
+import { TenantSchema } from "../tenants/index.js";
+
+const EntitlementsPatch = Type.Object(
+  {
+    apiTokens: Type.Optional(Type.Boolean({ description: "May manage API tokens (default on)" })),
+    clickWebhooks: Type.Optional(Type.Boolean({ description: "Click conversions may fire webhooks (default off)" })),
+  },
+  { additionalProperties: false },
+);
+
+const Allowance = Type.Union([Type.Integer({ minimum: 0 }), Type.Null()], {
+  description: "Webhook postbacks per calendar month (UTC); null is unlimited; default 100000",
+});
+
+export const NewTenantBody = Type.Object(
+  {
+    name: Type.String({ minLength: 1, maxLength: 200 }),
+    entitlements: Type.Optional(EntitlementsPatch),
+    webhookAllowance: Type.Optional(Allowance),
+  },
+  { additionalProperties: false },
+);
+
+export const TenantPatchBody = Type.Object(
+  {
+    name: Type.Optional(Type.String({ minLength: 1, maxLength: 200 })),
+    entitlements: Type.Optional(EntitlementsPatch),
+    webhookAllowance: Type.Optional(Allowance),
+  },
+  { additionalProperties: false, minProperties: 1 },
+);
+
+export const CreatedTenant = Type.Object({
+  ...TenantSchema.properties,
+  postbackKey: Type.String({ description: "Secret of the tenant's postback URL; shown once" }),
+});
+
+export const TenantId = Type.Object({ id: Type.String({ pattern: "^ten_[0-9a-z]+$", maxLength: 64 }) });
+export const UserIdParam = Type.Object({ id: Type.String({ pattern: "^usr_[0-9a-z]+$", maxLength: 64 }) });
+
+export const UserPatchBody = Type.Object(
+  {
+    disabled: Type.Optional(Type.Boolean()),
+    name: Type.Optional(Type.String({ minLength: 1, maxLength: 200 })),
+    permissions: Type.Optional(Type.Array(PermissionName, { uniqueItems: true })),
+  },
+  { additionalProperties: false, minProperties: 1 },
+);
+
+export const TenantListQuery = Type.Object({
+  ...PageQuery.properties,
+  search: Type.Optional(Type.String({ maxLength: 200 })),
+});
+
+export const JobName = Type.Object({ name: Type.String({ pattern: "^[a-z0-9-]+$", maxLength: 64 }) });
+
+export const RunJobBody = Type.Union([
+  Type.Object(
+    { now: Type.Optional(Type.String({ format: "date-time", description: "Run as if the clock read this instant" })) },
+    { additionalProperties: false },
+  ),
+  Type.Null(),
+]);
+
+export const JobRun = Type.Object({
+  job: Type.String(),
+  slot: Type.String(),
+  ran: Type.Boolean(),
+  summary: Type.Union([Type.Record(Type.String(), Type.Unknown()), Type.Null()]),
+  startedAt: Type.String({ format: "date-time" }),
+  finishedAt: Type.Union([Type.String({ format: "date-time" }), Type.Null()]),
+});
+
+export const JobInfo = Type.Object({ name: Type.String(), description: Type.String(), cron: Type.String() });

@@ -1,0 +1,1 @@
+export { type CreatedApiToken, createApiToken, type NewApiToken } from "./service.js";

@@ -1,0 +1,88 @@
+import type { Clock } from "../../platform/clock.js";
+import { sha256Hex } from "../../platform/crypto.js";
+import type { Queryable } from "../../platform/db/index.js";
+import { apiKeyPermissions } from "./permissions.js";
+import type { ApiKeyPrincipal, TenantEntitlements } from "./principal.js";
+
+interface TokenRow {
+  id: string;
+  tenant_id: string;
+  name: string;
+  scopes: string[];
+  legacy: boolean;
+  expiration_date: Date;
+  entitlements: TenantEntitlements;
+}
+
+interface CacheEntry {
+  principal: ApiKeyPrincipal;
+  cachedUntil: number;
+}
+
+const MAX_ENTRIES = 10_000;
+
+/**
+ * Verifies `ApiKey` credentials by the SHA-256 of the raw key. Valid keys are cached for
+ * `ttlMs`, so a revoked key can work on another node for up to that long (spec 5.7);
+ * expiry is checked on every call, cached or not.
+ */
+export class ApiKeyVerifier {
+  readonly #cache = new Map<string, CacheEntry>();
+
+  constructor(
+    private readonly db: Queryable,
+    private readonly clock: Clock,
+    private readonly ttlMs: number,
+  ) {}
+
+  async verify(rawKey: string): Promise<ApiKeyPrincipal | null> {
+    const hash = sha256Hex(rawKey);
+    const now = this.clock.now();
+    const cached = this.#cache.get(hash);
+    if (cached && cached.cachedUntil > now.getTime()) {
+      return cached.principal.expiresAt > now ? cached.principal : null;
+    }
+    this.#cache.delete(hash);
+    const [row] = await this.db.query<TokenRow>(
+      `select k.id, k.tenant_id, k.name, k.scopes, k.legacy, k.expiration_date, t.entitlements
+         from api_tokens k join tenants t on t.id = k.tenant_id
+        where k.token_hash = $1`,
+      [hash],
+    );
+    if (!row) return null;
+    const principal: ApiKeyPrincipal = {
+      kind: "apiKey",
+      tenantId: row.tenant_id,
+      tokenId: row.id,
+      name: row.name,
+      scopes: row.scopes,
+      legacy: row.legacy,
+      expiresAt: new Date(row.expiration_date),
+      entitlements: row.entitlements,
+      permissions: apiKeyPermissions(row.scopes),
+    };
+    if (principal.expiresAt <= now) return null;
+    if (this.ttlMs > 0) {
+      if (this.#cache.size >= MAX_ENTRIES) {
+        const oldest = this.#cache.keys().next().value;
+        if (oldest !== undefined) this.#cache.delete(oldest);
+      }
+      this.#cache.set(hash, { principal, cachedUntil: now.getTime() + this.ttlMs });
+    }
+    return principal;
+  }
+
+  /** Drops every cached entry of a key, so this node refuses it at once. */
+  forget(tokenId: string): void {
+    for (const [hash, entry] of this.#cache) {
+      if (entry.principal.tokenId === tokenId) this.#cache.delete(hash);
+    }
+  }
+
+  /** Drops every cached key of a tenant (its entitlements changed). */
+  forgetTenant(tenantId: string): void {
+    for (const [hash, entry] of this.#cache) {
+      if (entry.principal.tenantId === tenantId) this.#cache.delete(hash);
+    }
+  }
+}

@@ -1,0 +1,82 @@
+import type { Clock } from "../../platform/clock.js";
+import type { Queryable } from "../../platform/db/index.js";
+import { ApiError } from "../../platform/http/errors.js";
+import type { ApiKeyVerifier } from "./api-key-verifier.js";
+import type { JwtSigner } from "./jwt.js";
+import { effectivePermissions } from "./permissions.js";
+import type { Principal, TenantEntitlements, UserPrincipal } from "./principal.js";
+
+// Names under which clients commonly try to pass a credential in the URL; refused outright.
+const QUERY_CREDENTIALS = ["apikey", "api_key", "access_token", "token", "key", "authorization"];
+
+interface UserRow {
+  id: string;
+  tenant_id: string;
+  email: string;
+  name: string;
+  permissions: string[];
+  entitlements: TenantEntitlements;
+}
+
+export interface Authenticator {
+  db: Queryable;
+  clock: Clock;
+  apiKeys: ApiKeyVerifier;
+  jwt: JwtSigner;
+}
+
+export async function loadUserPrincipal(db: Queryable, userId: string): Promise<UserPrincipal | null> {
+  const [row] = await db.query<UserRow>(
+    `select u.id, u.tenant_id, u.email, u.name, u.permissions, t.entitlements
+       from users u join tenants t on t.id = u.tenant_id
+      where u.id = $1 and not u.disabled`,
+    [userId],
+  );
+  if (!row) return null;
+  return {
+    kind: "user",
+    tenantId: row.tenant_id,
+    userId: row.id,
+    email: row.email,
+    name: row.name,
+    entitlements: row.entitlements,
+    permissions: effectivePermissions(row.permissions),
+  };
+}
+
+export function refuseQueryCredentials(query: unknown): void {
+  if (query === null || typeof query !== "object") return;
+  for (const name of Object.keys(query)) {
+    if (QUERY_CREDENTIALS.includes(name.toLowerCase())) {
+      throw ApiError.unauthorized(
+        `Credentials are never accepted in the query string ('${name}'); send the Authorization header`,
+      );
+    }
+  }
+}
+
+/** Resolves the `Authorization` header to a caller, or throws 401 with the reason. */
+export async function authenticate(auth: Authenticator, header: string | undefined): Promise<Principal> {
+  if (header === undefined || header.trim() === "") {
+    throw ApiError.unauthorized("Missing Authorization header; send 'ApiKey <key>' or 'Bearer <token>'");
+  }
+  const space = header.indexOf(" ");
+  const scheme = (space < 0 ? header : header.slice(0, space)).toLowerCase();
+  const credential = space < 0 ? "" : header.slice(space + 1).trim();
+  if (credential === "") throw ApiError.unauthorized(`Authorization header has no credential after '${scheme}'`);
+  if (scheme === "apikey") {
+    const principal = await auth.apiKeys.verify(credential);
+    if (!principal) throw ApiError.unauthorized("API key is invalid, revoked or expired");
+    return principal;
+  }
+  if (scheme === "bearer") {
+    const claims = await auth.jwt.verify(credential, auth.clock.now());
+    if (!claims) throw ApiError.unauthorized("Bearer token is invalid or expired");
+    const principal = await loadUserPrincipal(auth.db, claims.userId);
+    if (!principal || principal.tenantId !== claims.tenantId) {
+      throw ApiError.unauthorized("Bearer token's user no longer exists or is disabled");
+    }
+    return principal;
+  }
+  throw ApiError.unauthorized(`Unsupported Authorization scheme '${scheme}'; use ApiKey or Bearer`);
+}

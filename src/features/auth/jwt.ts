@@ -1,0 +1,46 @@
+import { jwtVerify, SignJWT } from "jose";
+
+const ISSUER = "tracking-platform";
+const LIFETIME_S = 12 * 3600;
+
+export interface SessionClaims {
+  userId: string;
+  tenantId: string;
+}
+
+/** Signs and checks the dashboard's bearer tokens (HS256). */
+export class JwtSigner {
+  readonly #key: Uint8Array;
+
+  constructor(secret: string) {
+    this.#key = new TextEncoder().encode(secret);
+  }
+
+  async sign(claims: SessionClaims, now: Date): Promise<{ token: string; expiresAt: Date }> {
+    const issuedAt = Math.floor(now.getTime() / 1000);
+    const expiresAt = new Date((issuedAt + LIFETIME_S) * 1000);
+    const token = await new SignJWT({ tid: claims.tenantId })
+      .setProtectedHeader({ alg: "HS256", typ: "JWT" })
+      .setIssuer(ISSUER)
+      .setSubject(claims.userId)
+      .setIssuedAt(issuedAt)
+      .setExpirationTime(Math.floor(expiresAt.getTime() / 1000))
+      .sign(this.#key);
+    return { token, expiresAt };
+  }
+
+  /** The claims of a valid token, or null for a bad signature, wrong issuer or expired token. */
+  async verify(token: string, now: Date): Promise<SessionClaims | null> {
+    try {
+      const { payload } = await jwtVerify(token, this.#key, {
+        issuer: ISSUER,
+        algorithms: ["HS256"],
+        currentDate: now,
+      });
+      if (typeof payload.sub !== "string" || typeof payload.tid !== "string") return null;
+      return { userId: payload.sub, tenantId: payload.tid };
+    } catch {
+      return null;
+    }
+  }
+}

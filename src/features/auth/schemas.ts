@@ -1,0 +1,26 @@
+import { Type } from "typebox";
+import { PERMISSIONS } from "./permissions.js";
+
+export const LoginBody = Type.Object(
+  {
+    email: Type.String({ format: "email", maxLength: 254 }),
+    password: Type.String({ minLength: 1, maxLength: 1024 }),
+  },
+  { additionalProperties: false },
+);
+
+export const LoginResult = Type.Object({
+  token: Type.String({ description: "Send as 'Authorization: Bearer <token>'" }),
+  tokenType: Type.Literal("Bearer"),
+  expiresAt: Type.String({ format: "date-time" }),
+});
+
+export const PermissionName = Type.Union(PERMISSIONS.map((p) => Type.Literal(p)));
+
+export const Me = Type.Object({
+  id: Type.String(),
+  email: Type.String(),
+  name: Type.String(),
+  tenantId: Type.String(),
+  permissions: Type.Array(Type.String(), { description: "Effective permissions, account.admin expanded" }),
+});

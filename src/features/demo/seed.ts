@@ -1,0 +1,51 @@
+import { randomBytes } from "node:crypto";
+import type { AppContext } from "../../context.js";
+import { createApiToken } from "../api-tokens/index.js";
+import { createTenant, createUser } from "../tenants/index.js";
+
+export const DEMO_TENANT = "Demo Tenant";
+export const DEMO_EMAIL = "demo@example.com";
+
+export interface DemoCredentials {
+  email: string;
+  password: string;
+  apiKey: string;
+  postbackKey: string;
+}
+
+/**
+ * Creates the demo tenant, its admin and a demo key on first start; returns their secrets,
+ * which exist nowhere else, or null when the demo tenant is already there.
+ */
+export async function seedDemo(ctx: Pick<AppContext, "db" | "clock">): Promise<DemoCredentials | null> {
+  return ctx.db.transaction(async (tx) => {
+    // Serialises two nodes seeding at once; the second finds the tenant.
+    await tx.query("select pg_advisory_xact_lock(7201005)");
+    const existing = await tx.query("select 1 from tenants where name = $1", [DEMO_TENANT]);
+    if (existing.length > 0) return null;
+    const now = ctx.clock.now();
+    const system = { type: "system", name: "demo seed" } as const;
+    const tenant = await createTenant(tx, { name: DEMO_TENANT }, system, now);
+    const password = randomBytes(12).toString("base64url");
+    const user = await createUser(
+      tx,
+      tenant.id,
+      {
+        email: DEMO_EMAIL,
+        password,
+        name: "Demo Admin",
+        permissions: ["account.admin", "traffic-sources.delete", "reports.update"],
+      },
+      system,
+      now,
+    );
+    const key = await createApiToken(
+      tx,
+      tenant.id,
+      { name: "Demo key", scopes: ["reports.read"] },
+      { type: "user", id: user.id, name: user.name },
+      now,
+    );
+    return { email: DEMO_EMAIL, password, apiKey: key.token, postbackKey: tenant.postbackKey };
+  });
+}

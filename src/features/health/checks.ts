@@ -1,0 +1,99 @@
+import { monitorEventLoopDelay } from "node:perf_hooks";
+import type { Clock } from "../../platform/clock.js";
+import type { Db } from "../../platform/db/index.js";
+import { HEARTBEAT_STALE_MS } from "../../platform/heartbeat.js";
+
+export type Component = "api" | "database" | "queue" | "search";
+export type Status = "healthy" | "degraded" | "unhealthy";
+
+/** A check resolves when all is well and throws with the reason when not. */
+export interface HealthCheck {
+  name: string;
+  component: Component;
+  run(): Promise<void>;
+}
+
+/** api and database down make the service unusable (503); queue and search only degrade it. */
+export const CRITICAL: ReadonlySet<Component> = new Set(["api", "database"]);
+
+/** Trigram indexes that name searches rely on; features append theirs. */
+export const SEARCH_INDEXES = ["tenants_name_trgm", "users_name_trgm"];
+
+// A job run unfinished after this long is stuck (its node died mid-run).
+const STUCK_RUN_MS = 60 * 60 * 1000;
+const LOOP_DELAY_LIMIT_MS = 1000;
+
+export interface CheckDeps {
+  db: Db;
+  clock: Clock;
+  /** True once the server has begun shutting down. */
+  isClosing: () => boolean;
+}
+
+export function defaultChecks(deps: CheckDeps): HealthCheck[] {
+  const loopDelay = monitorEventLoopDelay({ resolution: 20 });
+  loopDelay.enable();
+  const heartbeat = (role: "worker" | "scheduler"): HealthCheck => ({
+    name: `${role}-heartbeat`,
+    component: "queue",
+    async run() {
+      const since = new Date(deps.clock.now().getTime() - HEARTBEAT_STALE_MS);
+      const [row] = await deps.db.query<{ n: number }>(
+        "select count(*)::int as n from node_heartbeats where role = $1 and last_seen_at >= $2",
+        [role, since],
+      );
+      if (!row || row.n === 0)
+        throw new Error(`no ${role} node has sent a heartbeat in the last ${HEARTBEAT_STALE_MS / 1000} s`);
+    },
+  });
+  return [
+    {
+      name: "process",
+      component: "api",
+      async run() {
+        if (deps.isClosing()) throw new Error("server is shutting down");
+        const p99 = loopDelay.percentile(99) / 1e6;
+        loopDelay.reset();
+        if (p99 > LOOP_DELAY_LIMIT_MS) throw new Error(`event loop delay p99 is ${Math.round(p99)} ms`);
+      },
+    },
+    {
+      name: "ping",
+      component: "database",
+      async run() {
+        if (deps.db.closed) throw new Error("database connection is closed");
+        await deps.db.query("select 1");
+      },
+    },
+    heartbeat("worker"),
+    heartbeat("scheduler"),
+    {
+      name: "backlog",
+      component: "queue",
+      async run() {
+        const since = new Date(deps.clock.now().getTime() - STUCK_RUN_MS);
+        const stuck = await deps.db.query<{ job: string }>(
+          "select job from job_runs where finished_at is null and started_at < $1 order by started_at limit 5",
+          [since],
+        );
+        if (stuck.length > 0) throw new Error(`job runs stuck for over an hour: ${stuck.map((r) => r.job).join(", ")}`);
+      },
+    },
+    {
+      name: "trigram-indexes",
+      component: "search",
+      async run() {
+        const [ext] = await deps.db.query<{ ok: boolean }>("select similarity('search', 'search') = 1 as ok");
+        if (!ext?.ok) throw new Error("pg_trgm similarity is not working");
+        const rows = await deps.db.query<{ relname: string }>(
+          `select c.relname from pg_class c join pg_index i on i.indexrelid = c.oid
+            where c.relname = any($1) and i.indisvalid and pg_table_is_visible(c.oid)`,
+          [SEARCH_INDEXES],
+        );
+        const present = new Set(rows.map((r) => r.relname));
+        const missing = SEARCH_INDEXES.filter((name) => !present.has(name));
+        if (missing.length > 0) throw new Error(`trigram index missing or invalid: ${missing.join(", ")}`);
+      },
+    },
+  ];
+}

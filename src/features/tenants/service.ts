@@ -1,0 +1,298 @@
+import { hashPassword, randomSecret, sha256Hex } from "../../platform/crypto.js";
+import type { Queryable } from "../../platform/db/index.js";
+import { containsPattern } from "../../platform/db/search.js";
+import { ApiError } from "../../platform/http/errors.js";
+import { newId } from "../../platform/ids.js";
+import { type Actor, recordAudit } from "../audit/index.js";
+import { isPermission, type TenantEntitlements } from "../auth/index.js";
+
+export interface Tenant {
+  id: string;
+  name: string;
+  entitlements: TenantEntitlements;
+  webhookAllowance: number | null;
+  createdAt: string;
+  updatedAt: string;
+}
+
+export interface User {
+  id: string;
+  tenantId: string;
+  email: string;
+  name: string;
+  permissions: string[];
+  disabled: boolean;
+  createdAt: string;
+}
+
+interface TenantRow {
+  id: string;
+  name: string;
+  entitlements: TenantEntitlements;
+  webhook_allowance: number | null;
+  created_at: Date;
+  updated_at: Date;
+}
+
+interface UserRow {
+  id: string;
+  tenant_id: string;
+  email: string;
+  name: string;
+  permissions: string[];
+  disabled: boolean;
+  created_at: Date;
+}
+
+export const DEFAULT_ENTITLEMENTS: TenantEntitlements = { apiTokens: true, clickWebhooks: false };
+export const DEFAULT_WEBHOOK_ALLOWANCE = 100_000;
+
+function toTenant(row: TenantRow): Tenant {
+  return {
+    id: row.id,
+    name: row.name,
+    entitlements: { ...DEFAULT_ENTITLEMENTS, ...row.entitlements },
+    webhookAllowance: row.webhook_allowance === null ? null : Number(row.webhook_allowance),
+    createdAt: new Date(row.created_at).toISOString(),
+    updatedAt: new Date(row.updated_at).toISOString(),
+  };
+}
+
+function toUser(row: UserRow): User {
+  return {
+    id: row.id,
+    tenantId: row.tenant_id,
+    email: row.email,
+    name: row.name,
+    permissions: row.permissions,
+    disabled: row.disabled,
+    createdAt: new Date(row.created_at).toISOString(),
+  };
+}
+
+export interface TenantInput {
+  name: string;
+  entitlements?: Partial<TenantEntitlements> | undefined;
+  webhookAllowance?: number | null | undefined;
+}
+
+function requireName(name: string, field: string): string {
+  const trimmed = name.trim();
+  if (trimmed === "") throw ApiError.validation(field, "must not be blank");
+  return trimmed;
+}
+
+/** Creates a tenant; the raw postback key is returned here only, its hash is what is stored. */
+export async function createTenant(
+  db: Queryable,
+  input: TenantInput,
+  actor: Actor,
+  at: Date,
+): Promise<Tenant & { postbackKey: string }> {
+  const postbackKey = randomSecret().replace(/[+/=]/g, "").slice(0, 32);
+  const entitlements = { ...DEFAULT_ENTITLEMENTS, ...input.entitlements };
+  const [row] = await db.query<TenantRow>(
+    `insert into tenants (id, name, postback_key_hash, entitlements, webhook_allowance, created_at, updated_at)
+     values ($1, $2, $3, $4, $5, $6, $6) returning *`,
+    [
+      newId("ten"),
+      requireName(input.name, "name"),
+      sha256Hex(postbackKey),
+      JSON.stringify(entitlements),
+      input.webhookAllowance === undefined ? DEFAULT_WEBHOOK_ALLOWANCE : input.webhookAllowance,
+      at,
+    ],
+  );
+  if (!row) throw new Error("insert returned no row");
+  const tenant = toTenant(row);
+  await recordAudit(db, {
+    tenantId: tenant.id,
+    actor,
+    action: "tenant.created",
+    subject: { type: "tenant", id: tenant.id },
+    at,
+  });
+  return { ...tenant, postbackKey };
+}
+
+export async function getTenant(db: Queryable, id: string): Promise<Tenant | null> {
+  const [row] = await db.query<TenantRow>("select * from tenants where id = $1", [id]);
+  return row ? toTenant(row) : null;
+}
+
+export async function updateTenant(
+  db: Queryable,
+  id: string,
+  input: Partial<TenantInput>,
+  actor: Actor,
+  at: Date,
+): Promise<Tenant> {
+  const current = await getTenant(db, id);
+  if (!current) throw ApiError.notFound("Tenant", id);
+  const [row] = await db.query<TenantRow>(
+    `update tenants set name = $2, entitlements = $3, webhook_allowance = $4, updated_at = $5
+      where id = $1 returning *`,
+    [
+      id,
+      input.name === undefined ? current.name : requireName(input.name, "name"),
+      JSON.stringify({ ...current.entitlements, ...input.entitlements }),
+      input.webhookAllowance === undefined ? current.webhookAllowance : input.webhookAllowance,
+      at,
+    ],
+  );
+  if (!row) throw ApiError.notFound("Tenant", id);
+  await recordAudit(db, {
+    tenantId: id,
+    actor,
+    action: "tenant.updated",
+    subject: { type: "tenant", id },
+    details: { ...input },
+    at,
+  });
+  return toTenant(row);
+}
+
+export async function listTenants(
+  db: Queryable,
+  page: { offset: number; limit: number; search?: string | undefined },
+): Promise<{ items: Tenant[]; total: number }> {
+  const search = containsPattern(page.search);
+  const [count] = await db.query<{ n: number }>(
+    "select count(*)::int as n from tenants where ($1::text is null or lower(name) like $1)",
+    [search],
+  );
+  const rows = await db.query<TenantRow>(
+    `select * from tenants where ($1::text is null or lower(name) like $1)
+      order by created_at, id offset $2 limit $3`,
+    [search, page.offset, page.limit],
+  );
+  return { items: rows.map(toTenant), total: count?.n ?? 0 };
+}
+
+export interface UserInput {
+  email: string;
+  password: string;
+  name: string;
+  permissions: string[];
+}
+
+function checkPermissions(permissions: string[]): string[] {
+  permissions.forEach((value, index) => {
+    if (!isPermission(value)) throw ApiError.validation(`permissions[${index}]`, `'${value}' is not a permission`);
+  });
+  return [...new Set(permissions)];
+}
+
+const MIN_PASSWORD = 10;
+
+export async function createUser(
+  db: Queryable,
+  tenantId: string,
+  input: UserInput,
+  actor: Actor,
+  at: Date,
+): Promise<User> {
+  if (!(await getTenant(db, tenantId))) throw ApiError.notFound("Tenant", tenantId);
+  if (input.password.length < MIN_PASSWORD) {
+    throw ApiError.validation("password", `must be at least ${MIN_PASSWORD} characters`);
+  }
+  const permissions = checkPermissions(input.permissions);
+  const email = input.email.trim().toLowerCase();
+  const taken = await db.query("select 1 from users where lower(email) = $1", [email]);
+  if (taken.length > 0) throw ApiError.conflict(`A user with email '${email}' already exists`);
+  const [row] = await db.query<UserRow>(
+    `insert into users (id, tenant_id, email, name, password_hash, permissions, created_at, updated_at)
+     values ($1, $2, $3, $4, $5, $6, $7, $7) returning *`,
+    [
+      newId("usr"),
+      tenantId,
+      email,
+      requireName(input.name, "name"),
+      await hashPassword(input.password),
+      permissions,
+      at,
+    ],
+  );
+  if (!row) throw new Error("insert returned no row");
+  await recordAudit(db, {
+    tenantId,
+    actor,
+    action: "user.created",
+    subject: { type: "user", id: row.id },
+    details: { email, permissions },
+    at,
+  });
+  return toUser(row);
+}
+
+export interface UserChanges {
+  disabled?: boolean | undefined;
+  name?: string | undefined;
+  permissions?: string[] | undefined;
+}
+
+export async function updateUser(
+  db: Queryable,
+  id: string,
+  changes: UserChanges,
+  actor: Actor,
+  at: Date,
+): Promise<User> {
+  const [current] = await db.query<UserRow>("select * from users where id = $1", [id]);
+  if (!current) throw ApiError.notFound("User", id);
+  const [row] = await db.query<UserRow>(
+    "update users set disabled = $2, name = $3, permissions = $4, updated_at = $5 where id = $1 returning *",
+    [
+      id,
+      changes.disabled ?? current.disabled,
+      changes.name === undefined ? current.name : requireName(changes.name, "name"),
+      changes.permissions === undefined ? current.permissions : checkPermissions(changes.permissions),
+      at,
+    ],
+  );
+  if (!row) throw ApiError.notFound("User", id);
+  await recordAudit(db, {
+    tenantId: row.tenant_id,
+    actor,
+    action: changes.disabled === true ? "user.disabled" : changes.disabled === false ? "user.enabled" : "user.updated",
+    subject: { type: "user", id },
+    details: { ...changes },
+    at,
+  });
+  return toUser(row);
+}
+
+export async function listUsers(
+  db: Queryable,
+  tenantId: string,
+  page: { offset: number; limit: number; search?: string | undefined },
+): Promise<{ items: User[]; total: number }> {
+  const search = containsPattern(page.search);
+  const where = "tenant_id = $1 and ($2::text is null or lower(name) like $2 or lower(email) like $2)";
+  const [count] = await db.query<{ n: number }>(`select count(*)::int as n from users where ${where}`, [
+    tenantId,
+    search,
+  ]);
+  const rows = await db.query<UserRow>(
+    `select * from users where ${where} order by created_at, id offset $3 limit $4`,
+    [tenantId, search, page.offset, page.limit],
+  );
+  return { items: rows.map(toUser), total: count?.n ?? 0 };
+}
+
+export async function getUser(db: Queryable, tenantId: string, id: string): Promise<User | null> {
+  const [row] = await db.query<UserRow>("select * from users where tenant_id = $1 and id = $2", [tenantId, id]);
+  return row ? toUser(row) : null;
+}
+
+/** The user for a login: the stored hash is only ever read here. */
+export async function findLogin(
+  db: Queryable,
+  email: string,
+): Promise<{ id: string; tenantId: string; passwordHash: string; disabled: boolean } | null> {
+  const [row] = await db.query<{ id: string; tenant_id: string; password_hash: string; disabled: boolean }>(
+    "select id, tenant_id, password_hash, disabled from users where lower(email) = $1",
+    [email.trim().toLowerCase()],
+  );
+  return row ? { id: row.id, tenantId: row.tenant_id, passwordHash: row.password_hash, disabled: row.disabled } : null;
+}

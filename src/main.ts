@@ -1,0 +1,86 @@
+import { buildApp } from "./app.js";
+import { ConfigError, loadConfig } from "./config.js";
+import { seedDemo } from "./features/demo/seed.js";
+import { migrate, openDatabase } from "./platform/db/index.js";
+import { type BackgroundRole, startHeartbeat } from "./platform/heartbeat.js";
+import { startScheduler } from "./platform/scheduler.js";
+import { loadOrCreateSecret } from "./platform/secrets.js";
+import { parseRoles } from "./roles.js";
+
+const SHUTDOWN_GRACE_MS = 15_000;
+
+async function main(): Promise<void> {
+  const config = loadConfig(process.env);
+  const roles = parseRoles(process.argv.slice(2));
+  const db = await openDatabase(config);
+  const applied = await migrate(db);
+  const jwtSecret = config.jwtSecret ?? (await loadOrCreateSecret(config.dataDir, "jwt-secret"));
+  const { app, ctx } = await buildApp({ config, db, jwtSecret });
+  const log = app.log;
+  if (applied.length > 0) log.info({ migrations: applied }, "database migrated");
+
+  const background = roles.filter((r): r is BackgroundRole => r === "worker" || r === "scheduler");
+  const heartbeat = background.length > 0 ? await startHeartbeat({ ...ctx, roles: background, log }) : undefined;
+  const scheduler = roles.includes("scheduler") ? startScheduler({ ...ctx, log }) : undefined;
+
+  if (roles.includes("api")) await app.listen({ port: config.port, host: config.host });
+  else await app.ready();
+
+  // Seeded only once the service is up, so its one-time secrets are never lost to a failed start.
+  const demo = config.seedDemo ? await seedDemo(ctx) : null;
+
+  const base = config.publicBaseUrl;
+  const lines = [
+    "",
+    `Tracking platform ${ctx.build.version} running roles: ${roles.join(", ")} on ${db.kind === "pglite" ? "embedded PGlite" : "PostgreSQL"}`,
+  ];
+  if (roles.includes("api")) {
+    lines.push(
+      `  API:           ${base}/api/v1`,
+      `  API explorer:  ${base}/api/swagger`,
+      `  API reference: ${base}/api/docs`,
+      `  Health:        ${base}/api/health`,
+    );
+  }
+  if (demo) {
+    lines.push(
+      "",
+      "Demo data seeded. These secrets are shown only now:",
+      `  Demo login:    ${demo.email} / ${demo.password}   (POST /api/v1/auth)`,
+      `  Demo API key:  ${demo.apiKey}   (Authorization: ApiKey <key>)`,
+    );
+  } else if (config.seedDemo) {
+    lines.push("", "Demo tenant already exists; its login and key were printed at first start.");
+  }
+  console.log(`${lines.join("\n")}\n`);
+
+  let stopping = false;
+  const shutdown = async (signal: string) => {
+    if (stopping) return;
+    stopping = true;
+    log.info({ signal }, "shutting down: draining requests");
+    const force = setTimeout(() => {
+      log.error("shutdown took too long; exiting");
+      process.exit(1);
+    }, SHUTDOWN_GRACE_MS);
+    force.unref();
+    try {
+      await scheduler?.stop();
+      await app.close();
+      await heartbeat?.stop();
+      await db.close();
+      process.exit(0);
+    } catch (error) {
+      log.error({ err: error }, "shutdown failed");
+      process.exit(1);
+    }
+  };
+  process.once("SIGTERM", () => void shutdown("SIGTERM"));
+  process.once("SIGINT", () => void shutdown("SIGINT"));
+}
+
+main().catch((error: unknown) => {
+  if (error instanceof ConfigError) console.error(error.message);
+  else console.error(error);
+  process.exit(1);
+});

@@ -1,0 +1,55 @@
+import { PGlite } from "@electric-sql/pglite";
+import { pg_trgm } from "@electric-sql/pglite/contrib/pg_trgm";
+import type { Db, Queryable } from "./types.js";
+
+interface PgliteOptions {
+  /** Directory for the data files; memory when absent. */
+  dataDir?: string;
+  /** A dump made by `dumpDataDir` to start from (tests copy a migrated template). */
+  loadDataDir?: Blob | File;
+}
+
+type PgliteTx = Pick<PGlite, "query" | "exec">;
+
+function queryable(target: PgliteTx): Queryable {
+  return {
+    async query<T extends object>(text: string, params: readonly unknown[] = []) {
+      const result = await target.query<T>(text, params as unknown[]);
+      return result.rows;
+    },
+    async exec(script) {
+      await target.exec(script);
+    },
+  };
+}
+
+export async function openPglite(options: PgliteOptions = {}): Promise<Db> {
+  const pg = await PGlite.create({
+    ...(options.dataDir === undefined ? {} : { dataDir: options.dataDir }),
+    ...(options.loadDataDir === undefined ? {} : { loadDataDir: options.loadDataDir }),
+    extensions: { pg_trgm },
+  });
+  const base = queryable(pg);
+  return {
+    kind: "pglite",
+    query: base.query,
+    transaction: (fn) => pg.transaction((tx) => fn(queryable(tx))),
+    exec: base.exec,
+    async close() {
+      if (!pg.closed) await pg.close();
+    },
+    get closed() {
+      return pg.closed;
+    },
+  };
+}
+
+/** A copy of a database's files, for starting many databases from one migrated template. */
+export async function dumpPglite(dataDir: string): Promise<Blob> {
+  const pg = await PGlite.create({ dataDir, extensions: { pg_trgm } });
+  try {
+    return await pg.dumpDataDir("none");
+  } finally {
+    await pg.close();
+  }
+}

@@ -1,0 +1,14 @@
+/** The narrow surface every feature uses; both adapters implement it. */
+export interface Queryable {
+  query<T extends object = Record<string, unknown>>(text: string, params?: readonly unknown[]): Promise<T[]>;
+  /** Runs a multi-statement script without parameters (migrations). */
+  exec(script: string): Promise<void>;
+}
+
+export interface Db extends Queryable {
+  readonly kind: "pglite" | "postgres";
+  /** Runs `fn` in one transaction; commits when it resolves, rolls back when it throws. */
+  transaction<T>(fn: (tx: Queryable) => Promise<T>): Promise<T>;
+  close(): Promise<void>;
+  readonly closed: boolean;
+}

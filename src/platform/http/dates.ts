@@ -1,0 +1,39 @@
+import { Type } from "typebox";
+import { ApiError } from "./errors.js";
+
+const DATE_ONLY = /^\d{4}-\d{2}-\d{2}$/;
+const DATE_TIME = /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}(:\d{2}(\.\d{1,6})?)?(Z|[+-]\d{2}:?\d{2})$/;
+
+/** A date (`2026-11-01`, the whole UTC day) or an ISO 8601 date-time; both ends inclusive. */
+export const DateParam = Type.String({
+  description: "A date (2026-11-01, the whole UTC day) or an ISO 8601 date-time; inclusive",
+  examples: ["2026-11-01"],
+});
+
+/**
+ * Reads a date bound: a date-only `from` is the start of that UTC day, a date-only `to` the
+ * last millisecond of it. A bad value is a 400 naming the parameter.
+ */
+export function parseDateBound(name: string, value: string | undefined, end: "from" | "to"): Date | undefined {
+  if (value === undefined) return undefined;
+  const isDate = DATE_ONLY.test(value);
+  if (!isDate && !DATE_TIME.test(value)) {
+    throw ApiError.validation(name, `must be a date (YYYY-MM-DD) or an ISO 8601 date-time, got '${value}'`);
+  }
+  const parsed = new Date(isDate ? `${value}T00:00:00.000Z` : value);
+  if (Number.isNaN(parsed.getTime()) || (isDate && parsed.toISOString().slice(0, 10) !== value)) {
+    throw ApiError.validation(name, `is not a real date: '${value}'`);
+  }
+  return isDate && end === "to" ? new Date(parsed.getTime() + 86_400_000 - 1) : parsed;
+}
+
+export function parseDateRange(
+  names: [string, string],
+  from: string | undefined,
+  to: string | undefined,
+): { from: Date | undefined; to: Date | undefined } {
+  const start = parseDateBound(names[0], from, "from");
+  const stop = parseDateBound(names[1], to, "to");
+  if (start && stop && start > stop) throw ApiError.validation(names[1], `must not be before ${names[0]}`);
+  return { from: start, to: stop };
+}

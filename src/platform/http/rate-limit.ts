@@ -1,0 +1,43 @@
+import rateLimit from "@fastify/rate-limit";
+import type { FastifyInstance } from "fastify";
+import fp from "fastify-plugin";
+import { Redis } from "ioredis";
+import { ApiError } from "./errors.js";
+
+export interface RateLimitOptions {
+  /** Requests per window per API key, person or (unauthenticated) client IP. */
+  max?: number;
+  windowMs?: number;
+}
+
+/**
+ * Per-caller request limits: keyed by API key or person once authenticated, by client IP
+ * otherwise; shared across nodes through Redis when REDIS_URL is set. A 429 carries
+ * Retry-After and the envelope.
+ */
+export function rateLimits(options: RateLimitOptions, redisUrl: string | undefined) {
+  return fp(
+    async (app: FastifyInstance) => {
+      const redis =
+        redisUrl === undefined ? undefined : new Redis(redisUrl, { connectTimeout: 2000, maxRetriesPerRequest: 1 });
+      if (redis) app.addHook("onClose", async () => void (await redis.quit()));
+      await app.register(rateLimit, {
+        global: true,
+        max: options.max ?? 1200,
+        timeWindow: options.windowMs ?? 60_000,
+        // After the onRequest auth hook, so the caller is known.
+        hook: "preHandler",
+        ...(redis ? { redis, nameSpace: "rl:" } : {}),
+        keyGenerator: (request) => {
+          const principal = request.principal;
+          if (principal?.kind === "apiKey") return `key:${principal.tokenId}`;
+          if (principal?.kind === "user") return `user:${principal.userId}`;
+          return `ip:${request.ip}`;
+        },
+        errorResponseBuilder: (_request, context) =>
+          new ApiError("rate_limited", `Too many requests: limit is ${context.max} per ${context.after}; retry later`),
+      });
+    },
+    { name: "rate-limits" },
+  );
+}

@@ -1,0 +1,33 @@
+import { randomBytes } from "node:crypto";
+
+const ALPHABET = "0123456789abcdefghjkmnpqrstvwxyz";
+
+function base32(bytes: Uint8Array): string {
+  let out = "";
+  let buffer = 0;
+  let bits = 0;
+  for (const byte of bytes) {
+    buffer = (buffer << 8) | byte;
+    bits += 8;
+    while (bits >= 5) {
+      out += ALPHABET[(buffer >>> (bits - 5)) & 31];
+      bits -= 5;
+    }
+  }
+  if (bits > 0) out += ALPHABET[(buffer << (5 - bits)) & 31];
+  return out;
+}
+
+export type IdPrefix = "ten" | "usr" | "tok" | "aud" | "run" | "req" | "node";
+
+/**
+ * `prefix_` + 48 bits of milliseconds + 80 random bits in base32: ids sort by creation time,
+ * which keeps b-tree inserts local and gives lists a stable tiebreak.
+ */
+export function newId(prefix: IdPrefix): string {
+  const bytes = new Uint8Array(16);
+  const time = Date.now();
+  for (let i = 5; i >= 0; i--) bytes[5 - i] = Math.floor(time / 2 ** (8 * i)) & 0xff;
+  bytes.set(randomBytes(10), 6);
+  return `${prefix}_${base32(bytes)}`;
+}
