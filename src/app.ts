@@ -5,6 +5,7 @@ import Fastify, { type FastifyInstance, type FastifyServerOptions } from "fastif
 import type { Config } from "./config.js";
 import type { AppContext } from "./context.js";
 import { adminRoutes } from "./features/admin/index.js";
+import { apiTokenRoutes } from "./features/api-tokens/index.js";
 import { auditRoutes } from "./features/audit/index.js";
 import { ApiKeyVerifier, authHook, authRoutes, JwtSigner } from "./features/auth/index.js";
 import {
@@ -100,6 +101,7 @@ export async function buildApp(options: AppOptions): Promise<{ app: FastifyInsta
       async (v1) => {
         await v1.register(authHook, { auth: ctx });
         await v1.register(authRoutes(ctx));
+        await v1.register(apiTokenRoutes());
         await v1.register(userRoutes(ctx));
         await v1.register(auditRoutes(ctx));
       },
