@@ -68,7 +68,14 @@ export async function buildApp(options: AppOptions): Promise<{ app: FastifyInsta
     return503OnClosing: true,
     forceCloseConnections: "idle",
     ajv: {
-      customOptions: { removeAdditional: false, coerceTypes: "array", useDefaults: true, allErrors: false },
+      // verbose: errors carry the value at fault, so a message can name it.
+      customOptions: {
+        removeAdditional: false,
+        coerceTypes: "array",
+        useDefaults: true,
+        allErrors: false,
+        verbose: true,
+      },
     },
   });
 
@@ -90,7 +97,11 @@ export async function buildApp(options: AppOptions): Promise<{ app: FastifyInsta
       routePrefix: "/api/swagger",
       uiConfig: { url: "/api/swagger/v1/swagger.json" },
     });
-    await client.register(scalar, { routePrefix: "/api/docs", configuration: { url: "/api/swagger/v1/swagger.json" } });
+    // No default fonts: Scalar would fetch them from its CDN, and the docs must work offline.
+    await client.register(scalar, {
+      routePrefix: "/api/docs",
+      configuration: { url: "/api/swagger/v1/swagger.json", withDefaultFonts: false },
+    });
     client.get("/api/swagger/v1/swagger.json", { schema: { hide: true } }, async () => client.swagger());
     await client.register(rateLimits(options.rateLimit ?? {}, config.redisUrl));
     await client.register(

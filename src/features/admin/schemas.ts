@@ -11,7 +11,11 @@ const EntitlementsPatch = Type.Object(
   { additionalProperties: false },
 );
 
-const Allowance = Type.Union([Type.Integer({ minimum: 0 }), Type.Null()], {
+// One schema with two types, not a union: with the app's coerceTypes, ajv tries the integer
+// branch of a union first and turns null into 0, so "unlimited" would be stored as "none".
+const Allowance = Type.Unsafe<number | null>({
+  type: ["integer", "null"],
+  minimum: 0,
   description: "Webhook postbacks per calendar month (UTC); null is unlimited; default 100000",
 });
 

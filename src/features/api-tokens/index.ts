@@ -1,2 +1,2 @@
 export { apiTokenRoutes } from "./routes.js";
-export { type CreatedApiToken, createApiToken, type NewApiToken } from "./service.js";
+export { createApiToken, type NewApiToken } from "./service.js";

@@ -1,4 +1,4 @@
 export { activeVersionRoute } from "./active-version.js";
-export { type CheckDeps, defaultChecks, type HealthCheck, SEARCH_INDEXES } from "./checks.js";
-export { buildReport, CachedReport, type HealthReport } from "./report.js";
+export { defaultChecks, type HealthCheck } from "./checks.js";
+export { buildReport, CachedReport } from "./report.js";
 export { healthRoutes } from "./routes.js";

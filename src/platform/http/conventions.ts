@@ -14,17 +14,44 @@ function fieldPath(
   return path || (context ?? "request");
 }
 
+function quote(value: unknown): string {
+  return typeof value === "string" ? `'${value}'` : JSON.stringify(value);
+}
+
 function validationErrors(error: FastifyError): FieldError[] {
-  return (error.validation ?? []).map((item) => {
+  const items = error.validation ?? [];
+  const choices = new Set<string>();
+  const errors: FieldError[] = [];
+  for (const item of items) {
     const path = fieldPath(error.validationContext, item);
+    if (item.keyword === "const" || item.keyword === "enum") {
+      // A union of literals fails once per literal: say it once, naming the value (ajv is
+      // verbose, so the error carries it) and the values accepted at that place.
+      if (choices.has(item.instancePath)) continue;
+      choices.add(item.instancePath);
+      const allowed = items
+        .filter((other) => other.instancePath === item.instancePath)
+        .flatMap((other) =>
+          other.keyword === "const"
+            ? [other.params.allowedValue]
+            : other.keyword === "enum"
+              ? (other.params.allowedValues as unknown[])
+              : [],
+        );
+      const value = "data" in item ? `${quote(item.data)} ` : "";
+      errors.push({ path, message: `${value}is not one of ${allowed.map(quote).join(", ")}` });
+      continue;
+    }
+    if (item.keyword === "anyOf" && choices.has(item.instancePath)) continue;
     const message =
       item.keyword === "required"
         ? "is required"
         : item.keyword === "additionalProperties"
           ? "is not an accepted property"
           : (item.message ?? "is invalid");
-    return { path, message };
-  });
+    errors.push({ path, message });
+  }
+  return errors;
 }
 
 function isApiPath(url: string): boolean {
