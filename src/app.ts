@@ -93,10 +93,7 @@ export async function buildApp(options: AppOptions): Promise<{ app: FastifyInsta
   // The client surface: its own OpenAPI document, explorer and reference page.
   await app.register(async (client) => {
     await client.register(swagger, openApiDocument("client", config.publicBaseUrl));
-    await client.register(swaggerUi, {
-      routePrefix: "/api/swagger",
-      uiConfig: { url: "/api/swagger/v1/swagger.json" },
-    });
+    await client.register(swaggerUi, { routePrefix: "/api/swagger" });
     // No default fonts: Scalar would fetch them from its CDN, and the docs must work offline.
     await client.register(scalar, {
       routePrefix: "/api/docs",
