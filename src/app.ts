@@ -5,9 +5,16 @@ import Fastify, { type FastifyInstance, type FastifyServerOptions } from "fastif
 import type { Config } from "./config.js";
 import type { AppContext } from "./context.js";
 import { adminRoutes } from "./features/admin/index.js";
-import { apiTokenRoutes } from "./features/api-tokens/index.js";
+import { apiTokenExpiryJob, apiTokenRoutes } from "./features/api-tokens/index.js";
 import { auditRoutes } from "./features/audit/index.js";
-import { ApiKeyVerifier, authHook, authRoutes, JwtSigner } from "./features/auth/index.js";
+import {
+  ApiKeyVerifier,
+  authHook,
+  authRoutes,
+  JwtSigner,
+  LastUsedRecorder,
+  listenForRevocations,
+} from "./features/auth/index.js";
 import {
   activeVersionRoute,
   buildReport,
@@ -16,7 +23,9 @@ import {
   type HealthCheck,
   healthRoutes,
 } from "./features/health/index.js";
+import { issueRoutes } from "./features/issues/index.js";
 import { userRoutes } from "./features/tenants/index.js";
+import { UsageMeter, usageMetering, usagePurgeJob, usageRoutes } from "./features/usage/index.js";
 import { loadBuildInfo } from "./platform/build-info.js";
 import { type Clock, systemClock } from "./platform/clock.js";
 import type { Db } from "./platform/db/index.js";
@@ -24,6 +33,7 @@ import { httpConventions } from "./platform/http/conventions.js";
 import { type RateLimitOptions, rateLimits } from "./platform/http/rate-limit.js";
 import { newId } from "./platform/ids.js";
 import { JobRegistry } from "./platform/jobs.js";
+import { MailSender } from "./platform/mail.js";
 import { metrics } from "./platform/metrics.js";
 import { openApiDocument } from "./platform/openapi.js";
 import { PLATFORM_RETENTION, retentionJob } from "./platform/retention.js";
@@ -36,7 +46,7 @@ export interface AppOptions {
   nodeId?: string;
   /** How long one health report is reused; a few seconds in production. */
   healthCacheMs?: number;
-  rateLimit?: RateLimitOptions;
+  rateLimit?: Partial<RateLimitOptions>;
   /** Pino logger options; false silences it (tests). */
   logger?: FastifyServerOptions["logger"];
 }
@@ -47,18 +57,6 @@ const BODY_LIMIT_BYTES = 1024 * 1024;
 export async function buildApp(options: AppOptions): Promise<{ app: FastifyInstance; ctx: AppContext }> {
   const { config, db } = options;
   const clock = options.clock ?? systemClock;
-  const jobs = new JobRegistry();
-  jobs.register(retentionJob(db, PLATFORM_RETENTION));
-  const ctx: AppContext = {
-    config,
-    db,
-    clock,
-    nodeId: options.nodeId ?? newId("node"),
-    apiKeys: new ApiKeyVerifier(db, clock, config.apiKeyCacheTtlS * 1000),
-    jwt: new JwtSigner(options.jwtSecret),
-    jobs,
-    build: loadBuildInfo(config.build, new Date()),
-  };
 
   const app = Fastify({
     logger: options.logger ?? { level: config.logLevel },
@@ -79,12 +77,43 @@ export async function buildApp(options: AppOptions): Promise<{ app: FastifyInsta
     },
   });
 
+  const jobs = new JobRegistry();
+  jobs.register(retentionJob(db, PLATFORM_RETENTION));
+  jobs.register(apiTokenExpiryJob(db));
+  jobs.register(usagePurgeJob(db));
+  const ctx: AppContext = {
+    config,
+    db,
+    clock,
+    nodeId: options.nodeId ?? newId("node"),
+    apiKeys: new ApiKeyVerifier(db, clock, config.apiKeyCacheTtlS * 1000),
+    lastUsed: new LastUsedRecorder(db),
+    usage: new UsageMeter(db, app.log),
+    mail: new MailSender({ db, clock, log: app.log, smtpUrl: config.smtpUrl, from: config.mailFrom }),
+    jwt: new JwtSigner(options.jwtSecret),
+    jobs,
+    build: loadBuildInfo(config.build, new Date()),
+  };
+
+  // Revocations from any node reach this node's key cache; buffered writes land before close.
+  const stopListening = await listenForRevocations(db, ctx.apiKeys);
+  ctx.lastUsed.start();
   let closing = false;
   app.addHook("onClose", async () => {
     closing = true;
+    // The database may already be gone (a failed node); closing must still finish.
+    await stopListening().catch(() => undefined);
+    await ctx.usage.close();
+    await ctx.lastUsed.stop().catch(() => undefined);
   });
   const checks: HealthCheck[] = defaultChecks({ db, clock, isClosing: () => closing });
   const health = new CachedReport(() => buildReport(checks, clock.now()), options.healthCacheMs ?? 5000);
+  const rateLimit: RateLimitOptions = {
+    max: config.rateLimitPerMinute,
+    anonymousMax: config.rateLimitAnonymousPerMinute,
+    windowMs: 60_000,
+    ...options.rateLimit,
+  };
 
   await app.register(httpConventions);
   await app.register(metrics);
@@ -100,7 +129,6 @@ export async function buildApp(options: AppOptions): Promise<{ app: FastifyInsta
       configuration: { url: "/api/swagger/v1/swagger.json", withDefaultFonts: false },
     });
     client.get("/api/swagger/v1/swagger.json", { schema: { hide: true } }, async () => client.swagger());
-    await client.register(rateLimits(options.rateLimit ?? {}, config.redisUrl));
     await client.register(
       healthRoutes(ctx, () => health.get()),
       { prefix: "/api" },
@@ -108,10 +136,14 @@ export async function buildApp(options: AppOptions): Promise<{ app: FastifyInsta
     await client.register(
       async (v1) => {
         await v1.register(authHook, { auth: ctx });
+        await v1.register(rateLimits(rateLimit, config.redisUrl));
+        await v1.register(usageMetering, { meter: ctx.usage, clock });
         await v1.register(authRoutes(ctx));
-        await v1.register(apiTokenRoutes());
+        await v1.register(apiTokenRoutes(ctx));
         await v1.register(userRoutes(ctx));
         await v1.register(auditRoutes(ctx));
+        await v1.register(issueRoutes(ctx));
+        await v1.register(usageRoutes(ctx));
       },
       { prefix: "/api/v1" },
     );

@@ -20,6 +20,10 @@ export interface Config {
   webhookAllowedHosts: string[];
   notificationRetryScheduleS: number[];
   logLevel: LogLevel;
+  /** Requests per minute per API key or signed-in person. */
+  rateLimitPerMinute: number;
+  /** Requests per minute per client IP on routes that need no credential. */
+  rateLimitAnonymousPerMinute: number;
   build: BuildOverrides;
 }
 
@@ -154,6 +158,8 @@ export function loadConfig(env: Env): Config {
       text(env, "NOTIFICATION_RETRY_SCHEDULE") ?? "5m,25m,1h,2h,3h30m",
     ),
     logLevel: logLevel as LogLevel,
+    rateLimitPerMinute: integer(env, "RATE_LIMIT_PER_MINUTE", 1200, 1, 1_000_000),
+    rateLimitAnonymousPerMinute: integer(env, "RATE_LIMIT_ANONYMOUS_PER_MINUTE", 120, 1, 1_000_000),
     build: {
       version: text(env, "APP_VERSION"),
       buildNumber: text(env, "BUILD_NUMBER"),

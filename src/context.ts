@@ -1,9 +1,11 @@
 import type { Config } from "./config.js";
-import type { ApiKeyVerifier, JwtSigner } from "./features/auth/index.js";
+import type { ApiKeyVerifier, JwtSigner, LastUsedRecorder } from "./features/auth/index.js";
+import type { UsageMeter } from "./features/usage/index.js";
 import type { BuildInfo } from "./platform/build-info.js";
 import type { Clock } from "./platform/clock.js";
 import type { Db } from "./platform/db/index.js";
 import type { JobRegistry } from "./platform/jobs.js";
+import type { MailSender } from "./platform/mail.js";
 
 /** What every feature's routes and jobs are given: the process's shared parts. */
 export interface AppContext {
@@ -13,6 +15,12 @@ export interface AppContext {
   /** This process's id in heartbeats and job runs. */
   nodeId: string;
   apiKeys: ApiKeyVerifier;
+  /** Coalesces each key's last use into one write a minute. */
+  lastUsed: LastUsedRecorder;
+  /** Buffers API usage rows and writes them in batches. */
+  usage: UsageMeter;
+  /** Delivers the mail outbox (started by the worker role). */
+  mail: MailSender;
   jwt: JwtSigner;
   jobs: JobRegistry;
   build: BuildInfo;

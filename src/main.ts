@@ -22,6 +22,7 @@ async function main(): Promise<void> {
   const background = roles.filter((r): r is BackgroundRole => r === "worker" || r === "scheduler");
   const heartbeat = background.length > 0 ? await startHeartbeat({ ...ctx, roles: background, log }) : undefined;
   const scheduler = roles.includes("scheduler") ? startScheduler({ ...ctx, log }) : undefined;
+  if (roles.includes("worker")) ctx.mail.start();
 
   if (roles.includes("api")) await app.listen({ port: config.port, host: config.host });
   else await app.ready();
@@ -47,7 +48,8 @@ async function main(): Promise<void> {
       "",
       "Demo data seeded. These secrets are shown only now:",
       `  Demo login:    ${demo.email} / ${demo.password}   (POST /api/v1/auth)`,
-      `  Demo API key:  ${demo.apiKey}   (Authorization: ApiKey <key>)`,
+      `  Demo API key:  ${demo.apiKey}   (scope reports.read; Authorization: ApiKey <key>)`,
+      `  Legacy key:    ${demo.legacyApiKey}   (no scopes)`,
     );
   } else if (config.seedDemo) {
     lines.push("", "Demo tenant already exists; its login and key were printed at first start.");
@@ -66,9 +68,12 @@ async function main(): Promise<void> {
     force.unref();
     try {
       await scheduler?.stop();
+      await ctx.mail.stop();
       await app.close();
+      log.info("requests drained; closing the database");
       await heartbeat?.stop();
       await db.close();
+      log.info("stopped");
       process.exit(0);
     } catch (error) {
       log.error({ err: error }, "shutdown failed");

@@ -11,7 +11,7 @@ import { createPostgresSchema, postgresUrl } from "./helpers/db.js";
 interface Started {
   child: ChildProcess;
   output: () => string;
-  exited: Promise<number | null>;
+  exited: Promise<number | string | null>;
 }
 
 async function freePort(): Promise<number> {
@@ -38,7 +38,10 @@ function start(args: string[], env: Record<string, string>): Started {
   child.stderr?.on("data", (chunk: Buffer) => {
     output += chunk.toString();
   });
-  const exited = new Promise<number | null>((resolve) => child.on("exit", (code) => resolve(code)));
+  // The exit code, or the signal's name when something killed the process.
+  const exited = new Promise<number | string | null>((resolve) =>
+    child.on("exit", (code, signal) => resolve(code ?? signal)),
+  );
   return { child, output: () => output, exited };
 }
 
@@ -93,7 +96,7 @@ describe("the service process", () => {
       } finally {
         first.child.kill("SIGTERM");
       }
-      expect(await first.exited).toBe(0);
+      expect(await first.exited, first.output()).toBe(0);
 
       // A clean stop leaves the embedded database reusable; the demo secrets are not printed again.
       const second = start([], env);
@@ -103,7 +106,7 @@ describe("the service process", () => {
       } finally {
         second.child.kill("SIGTERM");
       }
-      expect(await second.exited).toBe(0);
+      expect(await second.exited, second.output()).toBe(0);
     },
     120_000,
   );

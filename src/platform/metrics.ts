@@ -21,12 +21,27 @@ export const metrics = fp(
       registers: [registry],
     });
 
-    app.addHook("onResponse", async (request, reply) => {
+    // Labelled children are looked up once per method, route and status, not hashed per request.
+    const children = new Map<
+      string,
+      {
+        count: Counter.Internal;
+        time: Histogram.Internal<"method" | "route" | "status">;
+      }
+    >();
+    app.addHook("onResponse", (request, reply, done) => {
       // The template, never the raw URL, so ids and keys do not explode label cardinality.
       const route = request.routeOptions.url ?? "unmatched";
-      const labels = { method: request.method, route, status: String(reply.statusCode) };
-      requests.inc(labels);
-      duration.observe(labels, reply.elapsedTime / 1000);
+      const key = `${request.method} ${reply.statusCode} ${route}`;
+      let child = children.get(key);
+      if (!child) {
+        const labels = { method: request.method, route, status: String(reply.statusCode) };
+        child = { count: requests.labels(labels), time: duration.labels(labels) };
+        children.set(key, child);
+      }
+      child.count.inc();
+      child.time.observe(reply.elapsedTime / 1000);
+      done();
     });
 
     app.get("/metrics", { schema: { hide: true } }, async (_request, reply) => {

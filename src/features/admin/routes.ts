@@ -7,6 +7,7 @@ import { ApiError } from "../../platform/http/errors.js";
 import { newId } from "../../platform/ids.js";
 import { runJob } from "../../platform/jobs.js";
 import type { Actor } from "../audit/index.js";
+import { broadcastRevoked } from "../auth/index.js";
 import {
   createTenant,
   createUser,
@@ -111,10 +112,12 @@ export function adminRoutes(ctx: AppContext, adminKey: string): FastifyPluginAsy
         },
       },
       async (request) => {
-        const tenant = await ctx.db.transaction((tx) =>
-          updateTenant(tx, request.params.id, request.body, ADMIN, ctx.clock.now()),
-        );
-        // Cached keys carry the tenant's entitlements; drop them so the change applies at once.
+        // Cached keys carry the tenant's entitlements: every node drops them so the change applies at once.
+        const tenant = await ctx.db.transaction(async (tx) => {
+          const updated = await updateTenant(tx, request.params.id, request.body, ADMIN, ctx.clock.now());
+          await broadcastRevoked(tx, { tenantId: updated.id });
+          return updated;
+        });
         ctx.apiKeys.forgetTenant(tenant.id);
         return ok(tenant);
       },

@@ -1,2 +1,3 @@
+export { apiTokenExpiryJob } from "./expiry-job.js";
 export { apiTokenRoutes } from "./routes.js";
 export { createApiToken, type NewApiToken } from "./service.js";

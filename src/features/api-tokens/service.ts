@@ -1,9 +1,11 @@
 import { randomSecret, sha256Hex } from "../../platform/crypto.js";
 import type { Queryable } from "../../platform/db/index.js";
+import { containsPattern } from "../../platform/db/search.js";
 import { ApiError } from "../../platform/http/errors.js";
 import { newId } from "../../platform/ids.js";
 import { type Actor, recordAudit } from "../audit/index.js";
-import { isPermission } from "../auth/index.js";
+import { broadcastRevoked, isPermission, type Permission } from "../auth/index.js";
+import { closeIssue } from "../issues/index.js";
 
 export interface NewApiToken {
   name: string;
@@ -11,18 +13,64 @@ export interface NewApiToken {
   scopes?: string[] | undefined;
 }
 
-export interface CreatedApiToken {
+export interface ApiToken {
   id: string;
   name: string;
   scopes: string[];
   legacy: boolean;
+  createdAt: string;
   expirationDate: string;
-  /** The raw key: returned once, never stored. */
-  token: string;
+  lastUsedAt: string | null;
+  createdBy: { id: string; name: string } | null;
 }
 
-const MIN_NAME = 4;
+interface TokenRow {
+  id: string;
+  name: string;
+  scopes: string[];
+  legacy: boolean;
+  created_at: Date;
+  expiration_date: Date;
+  last_used_at: Date | null;
+  created_by: string | null;
+  creator_name: string | null;
+}
+
+const SELECT = `select k.id, k.name, k.scopes, k.legacy, k.created_at, k.expiration_date, k.last_used_at,
+                       k.created_by, u.name as creator_name
+                  from api_tokens k left join users u on u.id = k.created_by`;
+
+function toToken(row: TokenRow): ApiToken {
+  return {
+    id: row.id,
+    name: row.name,
+    scopes: row.scopes,
+    legacy: row.legacy,
+    createdAt: new Date(row.created_at).toISOString(),
+    expirationDate: new Date(row.expiration_date).toISOString(),
+    lastUsedAt: row.last_used_at ? new Date(row.last_used_at).toISOString() : null,
+    createdBy: row.created_by ? { id: row.created_by, name: row.creator_name ?? "" } : null,
+  };
+}
+
+export const MIN_NAME = 4;
 const ONE_YEAR_MS = 365 * 86_400_000;
+
+/**
+ * Checks the requested scopes: each must be a real permission (400 naming it) and, when a
+ * caller's permissions are given, one the caller holds (403) — all before anything is stored.
+ */
+function checkScopes(scopes: string[], held: ReadonlySet<Permission> | undefined): string[] {
+  scopes.forEach((scope, index) => {
+    if (!isPermission(scope)) throw ApiError.validation(`scopes[${index}]`, `'${scope}' is not a permission`);
+  });
+  for (const scope of scopes) {
+    if (held && !held.has(scope as Permission)) {
+      throw ApiError.forbidden(`You cannot grant scope '${scope}': you do not hold that permission`);
+    }
+  }
+  return [...new Set(scopes)];
+}
 
 /**
  * Issues a key for a tenant. Only the SHA-256 of the raw key is stored; a key without scopes
@@ -35,7 +83,8 @@ export async function createApiToken(
   input: NewApiToken,
   actor: Actor,
   now: Date,
-): Promise<CreatedApiToken> {
+  callerPermissions?: ReadonlySet<Permission>,
+): Promise<ApiToken & { token: string }> {
   const name = input.name.trim();
   if (name.length < MIN_NAME) throw ApiError.validation("name", `must be at least ${MIN_NAME} characters`);
   const expiration = input.expirationDate ?? new Date(now.getTime() + ONE_YEAR_MS);
@@ -43,10 +92,7 @@ export async function createApiToken(
   if (expiration.getTime() > now.getTime() + ONE_YEAR_MS) {
     throw ApiError.validation("expirationDate", "must be at most one year after creation");
   }
-  const scopes = [...new Set(input.scopes ?? [])];
-  scopes.forEach((scope, index) => {
-    if (!isPermission(scope)) throw ApiError.validation(`scopes[${index}]`, `'${scope}' is not a permission`);
-  });
+  const scopes = checkScopes(input.scopes ?? [], callerPermissions);
   const taken = await db.query("select 1 from api_tokens where tenant_id = $1 and lower(name) = lower($2)", [
     tenantId,
     name,
@@ -69,6 +115,7 @@ export async function createApiToken(
       actor.type === "user" ? actor.id : null,
     ],
   );
+  // The raw token never reaches the audit log.
   await recordAudit(db, {
     tenantId,
     actor,
@@ -77,5 +124,61 @@ export async function createApiToken(
     details: { name, scopes, expirationDate: expiration.toISOString() },
     at: now,
   });
-  return { id, name, scopes, legacy: scopes.length === 0, expirationDate: expiration.toISOString(), token };
+  const created = await getApiToken(db, tenantId, id);
+  if (!created) throw new Error("token vanished after insert");
+  return { ...created, token };
+}
+
+export async function listApiTokens(
+  db: Queryable,
+  tenantId: string,
+  page: { offset: number; limit: number; search?: string | undefined },
+): Promise<{ items: ApiToken[]; total: number }> {
+  const where = "k.tenant_id = $1 and ($2::text is null or lower(k.name) like $2)";
+  const params = [tenantId, containsPattern(page.search)];
+  const [count] = await db.query<{ n: number }>(`select count(*)::int as n from api_tokens k where ${where}`, params);
+  const rows = await db.query<TokenRow>(
+    `${SELECT} where ${where} order by k.created_at desc, k.id desc offset $3 limit $4`,
+    [...params, page.offset, page.limit],
+  );
+  return { items: rows.map(toToken), total: count?.n ?? 0 };
+}
+
+export async function getApiToken(db: Queryable, tenantId: string, id: string): Promise<ApiToken | null> {
+  const [row] = await db.query<TokenRow>(`${SELECT} where k.tenant_id = $1 and k.id = $2`, [tenantId, id]);
+  return row ? toToken(row) : null;
+}
+
+/**
+ * Deletes a key of the tenant, closes its expiry issue and tells every node to drop it from
+ * its cache; a no-op (false) when the tenant has no such key.
+ */
+export async function deleteApiToken(
+  db: Queryable,
+  tenantId: string,
+  id: string,
+  actor: Actor,
+  now: Date,
+): Promise<boolean> {
+  const [row] = await db.query<{ name: string }>(
+    "delete from api_tokens where tenant_id = $1 and id = $2 returning name",
+    [tenantId, id],
+  );
+  if (!row) return false;
+  await recordAudit(db, {
+    tenantId,
+    actor,
+    action: "api_token.deleted",
+    subject: { type: "api_token", id },
+    details: { name: row.name },
+    at: now,
+  });
+  await closeIssue(
+    db,
+    { tenantId, kind: "api_token_expiring", subject: { type: "api_token", id } },
+    "the key was deleted",
+    now,
+  );
+  await broadcastRevoked(db, { tokenId: id });
+  return true;
 }

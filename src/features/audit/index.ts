@@ -1,2 +1,2 @@
 export { auditRoutes } from "./routes.js";
-export { type Actor, recordAudit } from "./service.js";
+export { type Actor, actorOf, recordAudit } from "./service.js";

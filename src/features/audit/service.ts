@@ -1,5 +1,6 @@
 import type { Queryable } from "../../platform/db/index.js";
 import { newId } from "../../platform/ids.js";
+import type { Principal } from "../auth/index.js";
 
 export type Actor =
   | { type: "user"; id: string; name: string }
@@ -15,6 +16,13 @@ export interface AuditEntry {
   details?: Record<string, unknown>;
   requestId?: string;
   at: Date;
+}
+
+/** The audit actor for a caller: an API key is recorded under the key's own name. */
+export function actorOf(principal: Principal): Actor {
+  return principal.kind === "apiKey"
+    ? { type: "api_key", id: principal.tokenId, name: principal.name }
+    : { type: "user", id: principal.userId, name: principal.name };
 }
 
 export async function recordAudit(db: Queryable, entry: AuditEntry): Promise<void> {

@@ -3,6 +3,7 @@ import type { Queryable } from "../../platform/db/index.js";
 import { ApiError } from "../../platform/http/errors.js";
 import type { ApiKeyVerifier } from "./api-key-verifier.js";
 import type { JwtSigner } from "./jwt.js";
+import type { LastUsedRecorder } from "./last-used.js";
 import { effectivePermissions } from "./permissions.js";
 import type { Principal, TenantEntitlements, UserPrincipal } from "./principal.js";
 
@@ -23,6 +24,7 @@ export interface Authenticator {
   clock: Clock;
   apiKeys: ApiKeyVerifier;
   jwt: JwtSigner;
+  lastUsed: LastUsedRecorder;
 }
 
 export async function loadUserPrincipal(db: Queryable, userId: string): Promise<UserPrincipal | null> {

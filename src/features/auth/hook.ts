@@ -51,6 +51,7 @@ export const authHook = fp<{ auth: Authenticator }>(
       if (config.public) return;
       const principal = await authenticate(auth, request.headers.authorization);
       request.principal = principal;
+      if (principal.kind === "apiKey") auth.lastUsed.touch(principal.tokenId, request.ip, auth.clock.now());
       if (config.person && principal.kind !== "user") {
         throw ApiError.forbidden(
           "This endpoint is tied to a person and refuses API keys; sign in with POST /api/v1/auth and send Bearer <token>",

@@ -10,10 +10,17 @@ export interface SessionClaims {
 
 /** Signs and checks the dashboard's bearer tokens (HS256). */
 export class JwtSigner {
-  readonly #key: Uint8Array;
+  // Imported once: jose would otherwise import the raw secret on every verification.
+  readonly #key: Promise<CryptoKey>;
 
   constructor(secret: string) {
-    this.#key = new TextEncoder().encode(secret);
+    this.#key = crypto.subtle.importKey(
+      "raw",
+      new TextEncoder().encode(secret),
+      { name: "HMAC", hash: "SHA-256" },
+      false,
+      ["sign", "verify"],
+    );
   }
 
   async sign(claims: SessionClaims, now: Date): Promise<{ token: string; expiresAt: Date }> {
@@ -25,14 +32,14 @@ export class JwtSigner {
       .setSubject(claims.userId)
       .setIssuedAt(issuedAt)
       .setExpirationTime(Math.floor(expiresAt.getTime() / 1000))
-      .sign(this.#key);
+      .sign(await this.#key);
     return { token, expiresAt };
   }
 
   /** The claims of a valid token, or null for a bad signature, wrong issuer or expired token. */
   async verify(token: string, now: Date): Promise<SessionClaims | null> {
     try {
-      const { payload } = await jwtVerify(token, this.#key, {
+      const { payload } = await jwtVerify(token, await this.#key, {
         issuer: ISSUER,
         algorithms: ["HS256"],
         currentDate: now,

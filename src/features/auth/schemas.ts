@@ -15,7 +15,7 @@ export const LoginResult = Type.Object({
   expiresAt: Type.String({ format: "date-time" }),
 });
 
-export const PermissionName = Type.Union(PERMISSIONS.map((p) => Type.Literal(p)));
+export const PermissionName = Type.Enum(PERMISSIONS);
 
 export const Me = Type.Object({
   id: Type.String(),

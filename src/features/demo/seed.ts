@@ -10,6 +10,7 @@ export interface DemoCredentials {
   email: string;
   password: string;
   apiKey: string;
+  legacyApiKey: string;
   postbackKey: string;
 }
 
@@ -39,13 +40,15 @@ export async function seedDemo(ctx: Pick<AppContext, "db" | "clock">): Promise<D
       system,
       now,
     );
-    const key = await createApiToken(
-      tx,
-      tenant.id,
-      { name: "Demo key", scopes: ["reports.read"] },
-      { type: "user", id: user.id, name: user.name },
-      now,
-    );
-    return { email: DEMO_EMAIL, password, apiKey: key.token, postbackKey: tenant.postbackKey };
+    const creator = { type: "user", id: user.id, name: user.name } as const;
+    const key = await createApiToken(tx, tenant.id, { name: "Demo key", scopes: ["reports.read"] }, creator, now);
+    const legacy = await createApiToken(tx, tenant.id, { name: "Demo legacy key" }, creator, now);
+    return {
+      email: DEMO_EMAIL,
+      password,
+      apiKey: key.token,
+      legacyApiKey: legacy.token,
+      postbackKey: tenant.postbackKey,
+    };
   });
 }

@@ -35,6 +35,9 @@ export async function openPglite(options: PgliteOptions = {}): Promise<Db> {
     query: base.query,
     transaction: (fn) => pg.transaction((tx) => fn(queryable(tx))),
     exec: base.exec,
+    async listen(channel, onMessage) {
+      return pg.listen(channel, onMessage);
+    },
     async close() {
       if (!pg.closed) await pg.close();
     },

@@ -23,6 +23,69 @@ function queryable(client: pg.Pool | pg.PoolClient): Queryable {
   };
 }
 
+const RECONNECT_MS = 1000;
+
+/**
+ * LISTEN needs a connection of its own that stays open; it is opened on the first listen and
+ * reopened (re-subscribing every channel) when it drops.
+ */
+class Listeners {
+  readonly #handlers = new Map<string, Set<(payload: string) => void>>();
+  #client: Promise<pg.Client> | undefined;
+  #closed = false;
+
+  constructor(private readonly options: PostgresOptions) {}
+
+  async add(channel: string, onMessage: (payload: string) => void): Promise<() => Promise<void>> {
+    let set = this.#handlers.get(channel);
+    const client = await this.#connect();
+    if (!set) {
+      set = new Set();
+      this.#handlers.set(channel, set);
+      await client.query(`listen ${pg.escapeIdentifier(channel)}`);
+    }
+    set.add(onMessage);
+    return async () => {
+      set.delete(onMessage);
+    };
+  }
+
+  #connect(): Promise<pg.Client> {
+    this.#client ??= (async () => {
+      const client = new pg.Client({ connectionString: this.options.connectionString });
+      client.on("notification", (message) => {
+        for (const handler of this.#handlers.get(message.channel) ?? []) handler(message.payload ?? "");
+      });
+      client.on("error", () => this.#reconnect());
+      await client.connect();
+      return client;
+    })();
+    return this.#client;
+  }
+
+  #reconnect(): void {
+    const old = this.#client;
+    this.#client = undefined;
+    void old?.then((client) => client.end()).catch(() => undefined);
+    if (this.#closed) return;
+    setTimeout(() => {
+      if (this.#closed) return;
+      this.#connect()
+        .then(async (client) => {
+          for (const channel of this.#handlers.keys()) await client.query(`listen ${pg.escapeIdentifier(channel)}`);
+        })
+        .catch(() => this.#reconnect());
+    }, RECONNECT_MS).unref();
+  }
+
+  async close(): Promise<void> {
+    this.#closed = true;
+    const client = this.#client;
+    this.#client = undefined;
+    if (client) await (await client).end().catch(() => undefined);
+  }
+}
+
 export function openPostgres(options: PostgresOptions): Db {
   const pool = new pg.Pool({
     connectionString: options.connectionString,
@@ -30,6 +93,7 @@ export function openPostgres(options: PostgresOptions): Db {
     ...(options.schema === undefined ? {} : { options: `-c search_path=${options.schema},public` }),
   });
   let closed = false;
+  const listeners = new Listeners(options);
   // An idle client losing its connection must not crash the process; the next query reconnects.
   pool.on("error", () => undefined);
   const base = queryable(pool);
@@ -51,9 +115,11 @@ export function openPostgres(options: PostgresOptions): Db {
       }
     },
     exec: base.exec,
+    listen: (channel, onMessage) => listeners.add(channel, onMessage),
     async close() {
       if (closed) return;
       closed = true;
+      await listeners.close();
       await pool.end();
     },
     get closed() {

@@ -9,6 +9,11 @@ export interface Db extends Queryable {
   readonly kind: "pglite" | "postgres";
   /** Runs `fn` in one transaction; commits when it resolves, rolls back when it throws. */
   transaction<T>(fn: (tx: Queryable) => Promise<T>): Promise<T>;
+  /**
+   * Calls `onMessage` with the payload of every NOTIFY on `channel`, from any node on the same
+   * database, until the returned function is called.
+   */
+  listen(channel: string, onMessage: (payload: string) => void): Promise<() => Promise<void>>;
   close(): Promise<void>;
   readonly closed: boolean;
 }

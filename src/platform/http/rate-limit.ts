@@ -5,9 +5,11 @@ import { Redis } from "ioredis";
 import { ApiError } from "./errors.js";
 
 export interface RateLimitOptions {
-  /** Requests per window per API key, person or (unauthenticated) client IP. */
-  max?: number;
-  windowMs?: number;
+  /** Requests per window per API key or person. */
+  max: number;
+  /** Requests per window per client IP where no credential is given. */
+  anonymousMax: number;
+  windowMs: number;
 }
 
 /**
@@ -23,8 +25,8 @@ export function rateLimits(options: RateLimitOptions, redisUrl: string | undefin
       if (redis) app.addHook("onClose", async () => void (await redis.quit()));
       await app.register(rateLimit, {
         global: true,
-        max: options.max ?? 1200,
-        timeWindow: options.windowMs ?? 60_000,
+        max: (_request, key) => (key.startsWith("ip:") ? options.anonymousMax : options.max),
+        timeWindow: options.windowMs,
         // After the onRequest auth hook, so the caller is known.
         hook: "preHandler",
         ...(redis ? { redis, nameSpace: "rl:" } : {}),

@@ -1,0 +1,66 @@
+import type { Db } from "../../platform/db/index.js";
+import type { Job } from "../../platform/jobs.js";
+import { raiseIssue } from "../issues/index.js";
+
+const DAY_MS = 86_400_000;
+const WARN_BEFORE_MS = 7 * DAY_MS;
+
+interface ExpiringRow {
+  id: string;
+  tenant_id: string;
+  name: string;
+  expiration_date: Date;
+  last_used_at: Date | null;
+}
+
+/**
+ * Daily at 08:00 UTC (spec part 3): a key within 7 days of expiry gets an `api_token_expiring`
+ * issue (warning), inside its last day the issue escalates (error), and once expired, when the
+ * key no longer works, it turns critical. Deleting the key closes the issue.
+ */
+export function apiTokenExpiryJob(db: Db): Job {
+  return {
+    name: "api-token-expiry",
+    description: "Raises, escalates and marks critical the expiry issues of API keys",
+    cron: "0 8 * * *",
+    async run(now) {
+      const rows = await db.query<ExpiringRow>(
+        "select id, tenant_id, name, expiration_date, last_used_at from api_tokens where expiration_date <= $1 order by expiration_date",
+        [new Date(now.getTime() + WARN_BEFORE_MS)],
+      );
+      const summary = { checked: rows.length, opened: 0, escalated: 0, unchanged: 0 };
+      for (const row of rows) {
+        const expiresAt = new Date(row.expiration_date);
+        const left = expiresAt.getTime() - now.getTime();
+        const severity = left <= 0 ? "critical" : left <= DAY_MS ? "error" : "warning";
+        const day = expiresAt.toISOString().slice(0, 10);
+        const title =
+          severity === "critical"
+            ? `API key '${row.name}' expired on ${day} and no longer works`
+            : `API key '${row.name}' expires on ${day}`;
+        const { change } = await db.transaction((tx) =>
+          raiseIssue(
+            tx,
+            {
+              tenantId: row.tenant_id,
+              kind: "api_token_expiring",
+              severity,
+              title,
+              subject: { type: "api_token", id: row.id, name: row.name },
+              details: {
+                keyName: row.name,
+                expirationDate: expiresAt.toISOString(),
+                lastUsedAt: row.last_used_at ? new Date(row.last_used_at).toISOString() : null,
+              },
+            },
+            now,
+          ),
+        );
+        if (change === "opened") summary.opened += 1;
+        else if (change === "escalated") summary.escalated += 1;
+        else summary.unchanged += 1;
+      }
+      return summary;
+    },
+  };
+}

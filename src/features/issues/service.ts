@@ -1,0 +1,219 @@
+import type { Queryable } from "../../platform/db/index.js";
+import { newId } from "../../platform/ids.js";
+import { queueMail } from "../../platform/mail.js";
+
+export const ISSUE_KINDS = [
+  "api_token_expiring",
+  "outgoing_webhook_failed",
+  "webhook_url_invalid",
+  "webhook_allowance_exceeded",
+] as const;
+export type IssueKind = (typeof ISSUE_KINDS)[number];
+export type Severity = "warning" | "error" | "critical";
+
+const RANK: Record<Severity, number> = { warning: 0, error: 1, critical: 2 };
+
+export interface IssueSubject {
+  type: string;
+  id: string;
+  name: string;
+}
+
+export interface Issue {
+  id: string;
+  kind: IssueKind;
+  severity: Severity;
+  status: "open" | "closed";
+  title: string;
+  subject: IssueSubject;
+  details: Record<string, unknown>;
+  openedAt: string;
+  updatedAt: string;
+  closedAt: string | null;
+}
+
+interface IssueRow {
+  id: string;
+  tenant_id: string;
+  kind: IssueKind;
+  severity: Severity;
+  status: "open" | "closed";
+  title: string;
+  subject_type: string;
+  subject_id: string;
+  subject_name: string;
+  details: Record<string, unknown>;
+  opened_at: Date;
+  updated_at: Date;
+  closed_at: Date | null;
+}
+
+function toIssue(row: IssueRow): Issue {
+  return {
+    id: row.id,
+    kind: row.kind,
+    severity: row.severity,
+    status: row.status,
+    title: row.title,
+    subject: { type: row.subject_type, id: row.subject_id, name: row.subject_name },
+    details: row.details,
+    openedAt: new Date(row.opened_at).toISOString(),
+    updatedAt: new Date(row.updated_at).toISOString(),
+    closedAt: row.closed_at ? new Date(row.closed_at).toISOString() : null,
+  };
+}
+
+export interface RaiseIssue {
+  tenantId: string;
+  kind: IssueKind;
+  severity: Severity;
+  title: string;
+  subject: IssueSubject;
+  details: Record<string, unknown>;
+}
+
+/** What a raise or close did: the transitions that mail (and, later, operational events) follow. */
+export type IssueChange = "opened" | "escalated" | "updated" | "closed" | "none";
+
+async function tenantAdmins(db: Queryable, tenantId: string): Promise<string[]> {
+  const rows = await db.query<{ email: string }>(
+    "select email from users where tenant_id = $1 and not disabled and 'account.admin' = any(permissions) order by email",
+    [tenantId],
+  );
+  return rows.map((r) => r.email);
+}
+
+function describeDetails(details: Record<string, unknown>): string {
+  return Object.entries(details)
+    .map(([key, value]) => `  ${key}: ${value === null ? "never" : String(value)}`)
+    .join("\n");
+}
+
+async function mailChange(
+  db: Queryable,
+  issue: Issue,
+  tenantId: string,
+  change: IssueChange,
+  now: Date,
+): Promise<void> {
+  if (change === "updated" || change === "none") return;
+  const verb = { opened: "Opened", escalated: "Escalated", closed: "Resolved" }[change];
+  await queueMail(
+    db,
+    {
+      tenantId,
+      to: await tenantAdmins(db, tenantId),
+      subject: `[${issue.severity}] ${verb}: ${issue.title}`,
+      body: [
+        `${verb}: ${issue.title}`,
+        "",
+        `Issue ${issue.id} (${issue.kind}), severity ${issue.severity}, now ${issue.status}.`,
+        `Subject: ${issue.subject.type} '${issue.subject.name}' (${issue.subject.id})`,
+        describeDetails(issue.details),
+      ].join("\n"),
+    },
+    now,
+  );
+}
+
+/**
+ * Opens the issue of this kind and subject, reopens it if it was closed, escalates it if the
+ * severity rose, or just refreshes its details. Opening, reopening and escalating send mail.
+ * Run inside the transaction of the state change that causes it.
+ */
+export async function raiseIssue(
+  db: Queryable,
+  input: RaiseIssue,
+  now: Date,
+): Promise<{ issue: Issue; change: IssueChange }> {
+  const [current] = await db.query<IssueRow>(
+    `select * from account_issues where tenant_id = $1 and kind = $2 and subject_type = $3 and subject_id = $4 for update`,
+    [input.tenantId, input.kind, input.subject.type, input.subject.id],
+  );
+  let row: IssueRow | undefined;
+  let change: IssueChange;
+  if (!current) {
+    [row] = await db.query<IssueRow>(
+      `insert into account_issues (id, tenant_id, kind, severity, status, title, subject_type, subject_id, subject_name, details, opened_at, updated_at)
+       values ($1, $2, $3, $4, 'open', $5, $6, $7, $8, $9, $10, $10)
+       on conflict (tenant_id, kind, subject_type, subject_id) do nothing returning *`,
+      [
+        newId("iss"),
+        input.tenantId,
+        input.kind,
+        input.severity,
+        input.title,
+        input.subject.type,
+        input.subject.id,
+        input.subject.name,
+        JSON.stringify(input.details),
+        now,
+      ],
+    );
+    if (!row) return raiseIssue(db, input, now);
+    change = "opened";
+  } else {
+    const reopened = current.status === "closed";
+    const escalated = !reopened && RANK[input.severity] > RANK[current.severity];
+    change = reopened ? "opened" : escalated ? "escalated" : "updated";
+    [row] = await db.query<IssueRow>(
+      `update account_issues set severity = $2, status = 'open', title = $3, subject_name = $4, details = $5, updated_at = $6,
+              opened_at = case when status = 'closed' then $6 else opened_at end, closed_at = null
+        where id = $1 returning *`,
+      [current.id, input.severity, input.title, input.subject.name, JSON.stringify(input.details), now],
+    );
+  }
+  if (!row) throw new Error("issue row vanished");
+  const issue = toIssue(row);
+  await mailChange(db, issue, input.tenantId, change, now);
+  return { issue, change };
+}
+
+/** Closes the open issue of this kind and subject, if any, and mails that it was resolved. */
+export async function closeIssue(
+  db: Queryable,
+  key: { tenantId: string; kind: IssueKind; subject: { type: string; id: string } },
+  resolution: string,
+  now: Date,
+): Promise<{ issue: Issue | null; change: IssueChange }> {
+  const [row] = await db.query<IssueRow>(
+    `update account_issues set status = 'closed', closed_at = $5, updated_at = $5,
+            details = details || jsonb_build_object('resolution', $6::text)
+      where tenant_id = $1 and kind = $2 and subject_type = $3 and subject_id = $4 and status = 'open' returning *`,
+    [key.tenantId, key.kind, key.subject.type, key.subject.id, now, resolution],
+  );
+  if (!row) return { issue: null, change: "none" };
+  const issue = toIssue(row);
+  await mailChange(db, issue, key.tenantId, "closed", now);
+  return { issue, change: "closed" };
+}
+
+export interface IssueFilter {
+  status?: "open" | "closed" | undefined;
+  kind?: IssueKind | undefined;
+  offset: number;
+  limit: number;
+}
+
+export async function listIssues(
+  db: Queryable,
+  tenantId: string,
+  filter: IssueFilter,
+): Promise<{ items: Issue[]; total: number }> {
+  const where = "tenant_id = $1 and ($2::text is null or status = $2) and ($3::text is null or kind = $3)";
+  const params = [tenantId, filter.status ?? null, filter.kind ?? null];
+  const [count] = await db.query<{ n: number }>(`select count(*)::int as n from account_issues where ${where}`, params);
+  const rows = await db.query<IssueRow>(
+    `select * from account_issues where ${where} order by updated_at desc, id desc offset $4 limit $5`,
+    [...params, filter.offset, filter.limit],
+  );
+  return { items: rows.map(toIssue), total: count?.n ?? 0 };
+}
+
+export async function getIssue(db: Queryable, tenantId: string, id: string): Promise<Issue | null> {
+  const [row] = await db.query<IssueRow>("select * from account_issues where tenant_id = $1 and id = $2", [
+    tenantId,
+    id,
+  ]);
+  return row ? toIssue(row) : null;
+}

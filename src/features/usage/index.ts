@@ -1,0 +1,3 @@
+export { UsageMeter, usageMetering } from "./meter.js";
+export { usageRoutes } from "./routes.js";
+export { usagePurgeJob } from "./service.js";

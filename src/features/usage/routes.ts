@@ -1,0 +1,111 @@
+import type { FastifyPluginAsyncTypebox } from "@fastify/type-provider-typebox";
+import { Type } from "typebox";
+import type { AppContext } from "../../context.js";
+import { Envelope, errorResponses, ok } from "../../platform/http/envelope.js";
+import { callerOf } from "../auth/index.js";
+import { usageBreakdown, usageStats, usageTimeseries } from "./service.js";
+
+const ApiTokenFilter = {
+  apiTokenId: Type.Optional(Type.String({ maxLength: 100, description: "Only the calls made with this key" })),
+};
+
+const Stats = Type.Object({
+  from: Type.String({ format: "date-time" }),
+  to: Type.String({ format: "date-time" }),
+  totalCalls: Type.Integer(),
+  rateLimited: Type.Integer({ description: "Calls refused with 429" }),
+  uniqueIps: Type.Integer(),
+  byStatusClass: Type.Object({
+    "2xx": Type.Integer(),
+    "3xx": Type.Integer(),
+    "4xx": Type.Integer(),
+    "5xx": Type.Integer(),
+  }),
+});
+
+const Timeseries = Type.Object({
+  interval: Type.Union([Type.Literal("hour"), Type.Literal("day")]),
+  buckets: Type.Array(Type.Object({ start: Type.String({ format: "date-time" }), calls: Type.Integer() })),
+});
+
+const Breakdown = Type.Array(
+  Type.Object({
+    key: Type.String({ description: "'METHOD /route/template' or the key's id" }),
+    label: Type.String(),
+    calls: Type.Integer(),
+  }),
+);
+
+/** Usage of the tenant's API keys over the rolling 72 hours. */
+export function usageRoutes(ctx: AppContext): FastifyPluginAsyncTypebox {
+  return async (app) => {
+    const config = { permission: "usage.read" } as const;
+    const scope = (tenantId: string, apiTokenId: string | undefined) => ({
+      tenantId,
+      apiTokenId,
+      now: ctx.clock.now(),
+    });
+
+    app.get(
+      "/traffic-controls/api-usage/stats",
+      {
+        config,
+        schema: {
+          tags: ["Usage"],
+          summary: "Totals of calls made with the tenant's keys over the rolling 72 hours",
+          querystring: Type.Object(ApiTokenFilter),
+          response: { 200: Envelope(Stats), ...errorResponses },
+        },
+      },
+      async (request) => ok(await usageStats(ctx.db, scope(callerOf(request).tenantId, request.query.apiTokenId))),
+    );
+
+    app.get(
+      "/traffic-controls/api-usage/timeseries",
+      {
+        config,
+        schema: {
+          tags: ["Usage"],
+          summary: "Calls by hour or by day over the rolling 72 hours",
+          querystring: Type.Object({
+            interval: Type.Union([Type.Literal("hour"), Type.Literal("day")], { default: "hour" }),
+            ...ApiTokenFilter,
+          }),
+          response: { 200: Envelope(Timeseries), ...errorResponses },
+        },
+      },
+      async (request) =>
+        ok(
+          await usageTimeseries(
+            ctx.db,
+            scope(callerOf(request).tenantId, request.query.apiTokenId),
+            request.query.interval,
+          ),
+        ),
+    );
+
+    app.get(
+      "/traffic-controls/api-usage/breakdown",
+      {
+        config,
+        schema: {
+          tags: ["Usage"],
+          summary: "Calls grouped by endpoint or by API key over the rolling 72 hours, busiest first",
+          querystring: Type.Object({
+            groupBy: Type.Union([Type.Literal("endpoint"), Type.Literal("apiKey")], { default: "endpoint" }),
+            ...ApiTokenFilter,
+          }),
+          response: { 200: Envelope(Breakdown), ...errorResponses },
+        },
+      },
+      async (request) =>
+        ok(
+          await usageBreakdown(
+            ctx.db,
+            scope(callerOf(request).tenantId, request.query.apiTokenId),
+            request.query.groupBy,
+          ),
+        ),
+    );
+  };
+}

@@ -1,0 +1,96 @@
+import type { Db, Queryable } from "../../platform/db/index.js";
+import type { Job } from "../../platform/jobs.js";
+
+export const WINDOW_MS = 72 * 3600 * 1000;
+
+export interface UsageScope {
+  tenantId: string;
+  apiTokenId?: string | undefined;
+  now: Date;
+}
+
+const WHERE = "tenant_id = $1 and at > $2 and at <= $3 and ($4::text is null or token_id = $4)";
+
+function params(scope: UsageScope): unknown[] {
+  return [scope.tenantId, new Date(scope.now.getTime() - WINDOW_MS), scope.now, scope.apiTokenId ?? null];
+}
+
+export async function usageStats(db: Queryable, scope: UsageScope) {
+  const [row] = await db.query<{
+    total: number;
+    limited: number;
+    ips: number;
+    s2: number;
+    s3: number;
+    s4: number;
+    s5: number;
+  }>(
+    `select count(*)::int as total,
+            count(*) filter (where status = 429)::int as limited,
+            count(distinct ip)::int as ips,
+            count(*) filter (where status between 200 and 299)::int as s2,
+            count(*) filter (where status between 300 and 399)::int as s3,
+            count(*) filter (where status between 400 and 499)::int as s4,
+            count(*) filter (where status >= 500)::int as s5
+       from api_usage where ${WHERE}`,
+    params(scope),
+  );
+  return {
+    from: new Date(scope.now.getTime() - WINDOW_MS).toISOString(),
+    to: scope.now.toISOString(),
+    totalCalls: row?.total ?? 0,
+    rateLimited: row?.limited ?? 0,
+    uniqueIps: row?.ips ?? 0,
+    byStatusClass: { "2xx": row?.s2 ?? 0, "3xx": row?.s3 ?? 0, "4xx": row?.s4 ?? 0, "5xx": row?.s5 ?? 0 },
+  };
+}
+
+/** Calls per hour or per day over the window, every bucket present (zeros included), oldest first. */
+export async function usageTimeseries(db: Queryable, scope: UsageScope, interval: "hour" | "day") {
+  const rows = await db.query<{ start: Date; calls: number }>(
+    `with buckets as (
+       select generate_series(date_trunc($5, $2::timestamptz, 'UTC'), date_trunc($5, $3::timestamptz, 'UTC'), ('1 ' || $5)::interval) as start
+     ), counts as (
+       select date_trunc($5, at, 'UTC') as start, count(*)::int as calls from api_usage where ${WHERE} group by 1
+     )
+     select b.start, coalesce(c.calls, 0)::int as calls from buckets b left join counts c using (start) order by b.start`,
+    [...params(scope), interval],
+  );
+  return { interval, buckets: rows.map((r) => ({ start: new Date(r.start).toISOString(), calls: r.calls })) };
+}
+
+/** Calls grouped by endpoint (method and route template) or by key, busiest first. */
+export async function usageBreakdown(db: Queryable, scope: UsageScope, groupBy: "endpoint" | "apiKey") {
+  if (groupBy === "endpoint") {
+    const rows = await db.query<{ key: string; calls: number }>(
+      `select method || ' ' || route as key, count(*)::int as calls from api_usage where ${WHERE}
+        group by 1 order by calls desc, key`,
+      params(scope),
+    );
+    return rows.map((r) => ({ key: r.key, label: r.key, calls: r.calls }));
+  }
+  const rows = await db.query<{ key: string; label: string | null; calls: number }>(
+    `select u.token_id as key, k.name as label, u.calls from (
+       select token_id, count(*)::int as calls from api_usage where ${WHERE} group by token_id
+     ) u left join api_tokens k on k.id = u.token_id
+     order by u.calls desc, u.token_id`,
+    params(scope),
+  );
+  return rows.map((r) => ({ key: r.key, label: r.label ?? "(deleted key)", calls: r.calls }));
+}
+
+/** Hourly: usage older than the 72-hour window is deleted. */
+export function usagePurgeJob(db: Db): Job {
+  return {
+    name: "api-usage-purge",
+    description: "Deletes API usage rows older than 72 hours",
+    cron: "7 * * * *",
+    async run(now) {
+      const [row] = await db.query<{ n: number }>(
+        "with gone as (delete from api_usage where at <= $1 returning 1) select count(*)::int as n from gone",
+        [new Date(now.getTime() - WINDOW_MS)],
+      );
+      return { deleted: row?.n ?? 0 };
+    },
+  };
+}
