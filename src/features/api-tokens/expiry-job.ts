@@ -3,7 +3,7 @@ import type { Job } from "../../platform/jobs.js";
 import { raiseIssue } from "../issues/index.js";
 
 const DAY_MS = 86_400_000;
-const WARN_BEFORE_MS = 7 * DAY_MS;
+const WARN_DAYS = 7;
 
 interface ExpiringRow {
   id: string;
@@ -14,9 +14,10 @@ interface ExpiringRow {
 }
 
 /**
- * Daily at 08:00 UTC (spec part 3): a key within 7 days of expiry gets an `api_token_expiring`
- * issue (warning), inside its last day the issue escalates (error), and once expired, when the
- * key no longer works, it turns critical. Deleting the key closes the issue.
+ * Daily at 08:00 UTC (spec part 3): a key whose expiry date (UTC) is 7 days away or less gets an
+ * `api_token_expiring` issue (warning), inside its last 24 hours the issue escalates (error),
+ * and once expired, when the key no longer works, it turns critical. Deleting the key closes
+ * the issue.
  */
 export function apiTokenExpiryJob(db: Db): Job {
   return {
@@ -25,8 +26,9 @@ export function apiTokenExpiryJob(db: Db): Job {
     cron: "0 8 * * *",
     async run(now) {
       const rows = await db.query<ExpiringRow>(
-        "select id, tenant_id, name, expiration_date, last_used_at from api_tokens where expiration_date <= $1 order by expiration_date",
-        [new Date(now.getTime() + WARN_BEFORE_MS)],
+        "select id, tenant_id, name, expiration_date, last_used_at from api_tokens where expiration_date < $1 order by expiration_date",
+        // Counted in calendar days: on the 13th, a key expiring any time on the 20th is 7 days out.
+        [new Date(Math.floor(now.getTime() / DAY_MS) * DAY_MS + (WARN_DAYS + 1) * DAY_MS)],
       );
       const summary = { checked: rows.length, opened: 0, escalated: 0, unchanged: 0 };
       for (const row of rows) {
