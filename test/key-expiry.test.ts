@@ -5,7 +5,6 @@ import { closeIssue, raiseIssue } from "../src/features/issues/index.js";
 import { ADMIN_KEY, seedTenancy, startTestApp, type Tenancy, type TestApp } from "./helpers/app.js";
 import { startSmtpServer } from "./helpers/smtp.js";
 
-const DAY = 86_400_000;
 const auth = (value: string) => ({ authorization: value });
 
 describe("API key expiry, account issues and mail", () => {
