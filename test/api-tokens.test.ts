@@ -181,7 +181,7 @@ describe("API tokens", () => {
           method,
           url,
           headers: auth(reader.bearer),
-          payload: method === "POST" ? { name: "x" } : undefined,
+          ...(method === "POST" ? { payload: { name: "x" } } : {}),
         });
         expect(res.statusCode, `${method} ${url}`).toBe(403);
       }
@@ -209,7 +209,7 @@ describe("API tokens", () => {
             method,
             url,
             headers: auth(credential),
-            payload: method === "POST" ? { name: "x" } : undefined,
+            ...(method === "POST" ? { payload: { name: "x" } } : {}),
           });
           expect(res.statusCode, `${method} ${url}`).toBe(403);
           expect(res.json().message).toContain("api_tokens entitlement");

@@ -48,8 +48,12 @@ export async function usageStats(db: Queryable, scope: UsageScope) {
 /** Calls per hour or per day over the window, every bucket present (zeros included), oldest first. */
 export async function usageTimeseries(db: Queryable, scope: UsageScope, interval: "hour" | "day") {
   const rows = await db.query<{ start: Date; calls: number }>(
+    // The series steps in UTC wall time: a timestamptz series would add '1 day' in the session's
+    // time zone and drift off UTC midnight across a daylight-saving change.
     `with buckets as (
-       select generate_series(date_trunc($5, $2::timestamptz, 'UTC'), date_trunc($5, $3::timestamptz, 'UTC'), ('1 ' || $5)::interval) as start
+       select s at time zone 'UTC' as start
+         from generate_series(date_trunc($5, $2::timestamptz, 'UTC') at time zone 'UTC',
+                              date_trunc($5, $3::timestamptz, 'UTC') at time zone 'UTC', ('1 ' || $5)::interval) s
      ), counts as (
        select date_trunc($5, at, 'UTC') as start, count(*)::int as calls from api_usage where ${WHERE} group by 1
      )
