@@ -1,5 +1,6 @@
 import { randomSecret, sha256Hex } from "../../platform/crypto.js";
 import type { Queryable } from "../../platform/db/index.js";
+import { selectPage } from "../../platform/db/paging.js";
 import { containsPattern } from "../../platform/db/search.js";
 import { ApiError } from "../../platform/http/errors.js";
 import { newId } from "../../platform/ids.js";
@@ -36,9 +37,9 @@ interface TokenRow {
   creator_name: string | null;
 }
 
-const SELECT = `select k.id, k.name, k.scopes, k.legacy, k.created_at, k.expiration_date, k.last_used_at,
-                       k.created_by, u.name as creator_name
-                  from api_tokens k left join users u on u.id = k.created_by`;
+const COLUMNS = `k.id, k.name, k.scopes, k.legacy, k.created_at, k.expiration_date, k.last_used_at,
+                 k.created_by, u.name as creator_name`;
+const FROM = "api_tokens k left join users u on u.id = k.created_by";
 
 function toToken(row: TokenRow): ApiToken {
   return {
@@ -134,18 +135,25 @@ export async function listApiTokens(
   tenantId: string,
   page: { offset: number; limit: number; search?: string | undefined },
 ): Promise<{ items: ApiToken[]; total: number }> {
-  const where = "k.tenant_id = $1 and ($2::text is null or lower(k.name) like $2)";
-  const params = [tenantId, containsPattern(page.search)];
-  const [count] = await db.query<{ n: number }>(`select count(*)::int as n from api_tokens k where ${where}`, params);
-  const rows = await db.query<TokenRow>(
-    `${SELECT} where ${where} order by k.created_at desc, k.id desc offset $3 limit $4`,
-    [...params, page.offset, page.limit],
+  const { rows, total } = await selectPage<TokenRow>(
+    db,
+    {
+      select: COLUMNS,
+      from: FROM,
+      where: "k.tenant_id = $1 and ($2::text is null or lower(k.name) like $2)",
+      params: [tenantId, containsPattern(page.search)],
+      orderBy: "k.created_at desc, k.id desc",
+    },
+    page,
   );
-  return { items: rows.map(toToken), total: count?.n ?? 0 };
+  return { items: rows.map(toToken), total };
 }
 
 export async function getApiToken(db: Queryable, tenantId: string, id: string): Promise<ApiToken | null> {
-  const [row] = await db.query<TokenRow>(`${SELECT} where k.tenant_id = $1 and k.id = $2`, [tenantId, id]);
+  const [row] = await db.query<TokenRow>(`select ${COLUMNS} from ${FROM} where k.tenant_id = $1 and k.id = $2`, [
+    tenantId,
+    id,
+  ]);
   return row ? toToken(row) : null;
 }
 

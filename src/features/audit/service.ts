@@ -1,4 +1,5 @@
 import type { Queryable } from "../../platform/db/index.js";
+import { selectPage } from "../../platform/db/paging.js";
 import { newId } from "../../platform/ids.js";
 import type { Principal } from "../auth/index.js";
 
@@ -90,30 +91,27 @@ export interface AuditFilter {
   limit: number;
 }
 
-const FILTER = `tenant_id = $1
-  and ($2::text is null or action = $2)
-  and ($3::text is null or actor_id = $3)
-  and ($4::timestamptz is null or at >= $4)
-  and ($5::timestamptz is null or at <= $5)`;
-
 export async function listAudit(
   db: Queryable,
   tenantId: string,
   filter: AuditFilter,
 ): Promise<{ items: AuditRecord[]; total: number }> {
-  const params = [
-    tenantId,
-    filter.action ?? null,
-    filter.actorId ?? null,
-    filter.dateFrom ?? null,
-    filter.dateTo ?? null,
-  ];
-  const [count] = await db.query<{ n: number }>(`select count(*)::int as n from audit_log where ${FILTER}`, params);
-  const rows = await db.query<AuditRow>(
-    `select * from audit_log where ${FILTER} order by at desc, id desc offset $6 limit $7`,
-    [...params, filter.offset, filter.limit],
+  const { rows, total } = await selectPage<AuditRow>(
+    db,
+    {
+      select: "*",
+      from: "audit_log",
+      where: `tenant_id = $1
+        and ($2::text is null or action = $2)
+        and ($3::text is null or actor_id = $3)
+        and ($4::timestamptz is null or at >= $4)
+        and ($5::timestamptz is null or at <= $5)`,
+      params: [tenantId, filter.action ?? null, filter.actorId ?? null, filter.dateFrom ?? null, filter.dateTo ?? null],
+      orderBy: "at desc, id desc",
+    },
+    filter,
   );
-  return { items: rows.map(toRecord), total: count?.n ?? 0 };
+  return { items: rows.map(toRecord), total };
 }
 
 export async function getAudit(db: Queryable, tenantId: string, id: string): Promise<AuditRecord | null> {

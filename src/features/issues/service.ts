@@ -1,4 +1,5 @@
 import type { Queryable } from "../../platform/db/index.js";
+import { selectPage } from "../../platform/db/paging.js";
 import { newId } from "../../platform/ids.js";
 import { queueMail } from "../../platform/mail.js";
 
@@ -200,14 +201,18 @@ export async function listIssues(
   tenantId: string,
   filter: IssueFilter,
 ): Promise<{ items: Issue[]; total: number }> {
-  const where = "tenant_id = $1 and ($2::text is null or status = $2) and ($3::text is null or kind = $3)";
-  const params = [tenantId, filter.status ?? null, filter.kind ?? null];
-  const [count] = await db.query<{ n: number }>(`select count(*)::int as n from account_issues where ${where}`, params);
-  const rows = await db.query<IssueRow>(
-    `select * from account_issues where ${where} order by updated_at desc, id desc offset $4 limit $5`,
-    [...params, filter.offset, filter.limit],
+  const { rows, total } = await selectPage<IssueRow>(
+    db,
+    {
+      select: "*",
+      from: "account_issues",
+      where: "tenant_id = $1 and ($2::text is null or status = $2) and ($3::text is null or kind = $3)",
+      params: [tenantId, filter.status ?? null, filter.kind ?? null],
+      orderBy: "updated_at desc, id desc",
+    },
+    filter,
   );
-  return { items: rows.map(toIssue), total: count?.n ?? 0 };
+  return { items: rows.map(toIssue), total };
 }
 
 export async function getIssue(db: Queryable, tenantId: string, id: string): Promise<Issue | null> {

@@ -1,5 +1,6 @@
 import { hashPassword, randomSecret, sha256Hex } from "../../platform/crypto.js";
 import type { Queryable } from "../../platform/db/index.js";
+import { selectPage } from "../../platform/db/paging.js";
 import { containsPattern } from "../../platform/db/search.js";
 import { ApiError } from "../../platform/http/errors.js";
 import { newId } from "../../platform/ids.js";
@@ -156,17 +157,18 @@ export async function listTenants(
   db: Queryable,
   page: { offset: number; limit: number; search?: string | undefined },
 ): Promise<{ items: Tenant[]; total: number }> {
-  const search = containsPattern(page.search);
-  const [count] = await db.query<{ n: number }>(
-    "select count(*)::int as n from tenants where ($1::text is null or lower(name) like $1)",
-    [search],
+  const { rows, total } = await selectPage<TenantRow>(
+    db,
+    {
+      select: "*",
+      from: "tenants",
+      where: "($1::text is null or lower(name) like $1)",
+      params: [containsPattern(page.search)],
+      orderBy: "created_at, id",
+    },
+    page,
   );
-  const rows = await db.query<TenantRow>(
-    `select * from tenants where ($1::text is null or lower(name) like $1)
-      order by created_at, id offset $2 limit $3`,
-    [search, page.offset, page.limit],
-  );
-  return { items: rows.map(toTenant), total: count?.n ?? 0 };
+  return { items: rows.map(toTenant), total };
 }
 
 export interface UserInput {
@@ -267,17 +269,18 @@ export async function listUsers(
   tenantId: string,
   page: { offset: number; limit: number; search?: string | undefined },
 ): Promise<{ items: User[]; total: number }> {
-  const search = containsPattern(page.search);
-  const where = "tenant_id = $1 and ($2::text is null or lower(name) like $2 or lower(email) like $2)";
-  const [count] = await db.query<{ n: number }>(`select count(*)::int as n from users where ${where}`, [
-    tenantId,
-    search,
-  ]);
-  const rows = await db.query<UserRow>(
-    `select * from users where ${where} order by created_at, id offset $3 limit $4`,
-    [tenantId, search, page.offset, page.limit],
+  const { rows, total } = await selectPage<UserRow>(
+    db,
+    {
+      select: "*",
+      from: "users",
+      where: "tenant_id = $1 and ($2::text is null or lower(name) like $2 or lower(email) like $2)",
+      params: [tenantId, containsPattern(page.search)],
+      orderBy: "created_at, id",
+    },
+    page,
   );
-  return { items: rows.map(toUser), total: count?.n ?? 0 };
+  return { items: rows.map(toUser), total };
 }
 
 export async function getUser(db: Queryable, tenantId: string, id: string): Promise<User | null> {
