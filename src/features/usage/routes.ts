@@ -40,6 +40,11 @@ const Breakdown = Type.Array(
 export function usageRoutes(ctx: AppContext): FastifyPluginAsyncTypebox {
   return async (app) => {
     const config = { permission: "usage.read" } as const;
+    // This node's buffered calls are written first, so a caller reading right after its own
+    // calls sees them; other nodes' buffers land within a second.
+    app.addHook("preHandler", async () => {
+      await ctx.usage.flush();
+    });
     const scope = (tenantId: string, apiTokenId: string | undefined) => ({
       tenantId,
       apiTokenId,
