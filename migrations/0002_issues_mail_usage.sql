@@ -36,7 +36,8 @@ create table mail_outbox (
 );
 create index mail_outbox_due on mail_outbox (next_attempt_at) where status = 'pending';
 
--- One row per API call made with a key; kept for 72 hours.
+-- API calls made with a key, counted per minute and per (key, route, status, client IP): a busy
+-- key costs a row a minute per distinct call shape, not a row per call. Kept for 72 hours.
 create table api_usage (
   tenant_id text not null,
   token_id text not null,
@@ -44,7 +45,9 @@ create table api_usage (
   route text not null,
   status smallint not null,
   ip text not null,
-  at timestamptz not null
+  -- The start of the minute the calls were made in.
+  at timestamptz not null,
+  calls integer not null default 1 check (calls > 0)
 );
 create index api_usage_tenant_at on api_usage (tenant_id, at);
 create index api_usage_token_at on api_usage (token_id, at);

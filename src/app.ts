@@ -31,7 +31,7 @@ import { type Clock, systemClock } from "./platform/clock.js";
 import type { Db } from "./platform/db/index.js";
 import { httpConventions } from "./platform/http/conventions.js";
 import { type RateLimitOptions, rateLimits } from "./platform/http/rate-limit.js";
-import { newId } from "./platform/ids.js";
+import { newId, newRequestId } from "./platform/ids.js";
 import { JobRegistry } from "./platform/jobs.js";
 import { MailSender } from "./platform/mail.js";
 import { metrics } from "./platform/metrics.js";
@@ -47,6 +47,8 @@ export interface AppOptions {
   /** How long one health report is reused; a few seconds in production. */
   healthCacheMs?: number;
   rateLimit?: Partial<RateLimitOptions>;
+  /** Meter API-key calls for the usage endpoints (default on; off only to measure its cost). */
+  metering?: boolean;
   /** Pino logger options; false silences it (tests). */
   logger?: FastifyServerOptions["logger"];
 }
@@ -62,7 +64,7 @@ export async function buildApp(options: AppOptions): Promise<{ app: FastifyInsta
     logger: options.logger ?? { level: config.logLevel },
     bodyLimit: BODY_LIMIT_BYTES,
     requestIdHeader: "x-request-id",
-    genReqId: () => newId("req"),
+    genReqId: newRequestId,
     return503OnClosing: true,
     forceCloseConnections: "idle",
     ajv: {
@@ -137,7 +139,7 @@ export async function buildApp(options: AppOptions): Promise<{ app: FastifyInsta
       async (v1) => {
         await v1.register(authHook, { auth: ctx });
         await v1.register(rateLimits(rateLimit, config.redisUrl));
-        await v1.register(usageMetering, { meter: ctx.usage, clock });
+        if (options.metering !== false) await v1.register(usageMetering, { meter: ctx.usage, clock });
         await v1.register(authRoutes(ctx));
         await v1.register(apiTokenRoutes(ctx));
         await v1.register(userRoutes(ctx));

@@ -41,7 +41,9 @@ function get(t: TestApp, url: string, as?: string, ip?: string) {
 
 async function usageRows(t: TestApp, tenantId: string): Promise<UsageRow[]> {
   return t.ctx.db.query<UsageRow>(
-    "select tenant_id, token_id, method, route, status, ip, at from api_usage where tenant_id = $1 order by at, route",
+    // One row per call: the table counts calls per minute and call shape.
+    `select tenant_id, token_id, method, route, status, ip, at from api_usage, generate_series(1, calls)
+      where tenant_id = $1 order by at, route`,
     [tenantId],
   );
 }
@@ -138,7 +140,7 @@ describe("usage metering and figures", () => {
       route: "/api/v1/users/:id",
       status: 404,
       ip: "10.1.0.2",
-      at,
+      at: new Date(floorTo(at.getTime(), 60_000)),
     });
     expect(rows).toContainEqual(
       expect.objectContaining({ route: "/api/v1/me", status: 403, ip: "10.1.0.2", token_id: who.apiKeyId }),
@@ -357,7 +359,7 @@ describe("the rolling 72-hour window", () => {
   afterAll(() => t.close());
 
   async function countAll(): Promise<number> {
-    const [row] = await t.ctx.db.query<{ n: number }>("select count(*)::int as n from api_usage");
+    const [row] = await t.ctx.db.query<{ n: number }>("select coalesce(sum(calls), 0)::int as n from api_usage");
     return row?.n ?? 0;
   }
 
@@ -433,7 +435,7 @@ describe("shutdown", () => {
       await t.close();
 
       const [row] = await testDb.db.query<{ n: number }>(
-        "select count(*)::int as n from api_usage where tenant_id = $1",
+        "select coalesce(sum(calls), 0)::int as n from api_usage where tenant_id = $1",
         [who.tenantId],
       );
       expect(row?.n).toBe(3);

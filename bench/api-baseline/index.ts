@@ -246,15 +246,19 @@ async function seed(db: Db, url: string): Promise<Credentials> {
 }
 
 async function benchDatabase(kind: Db["kind"], database: Database, bareUrl: string, s: Settings): Promise<void> {
-  const { app } = await buildApp({
+  const options = {
     config: loadConfig({ LOG_LEVEL: "silent", SEED_DEMO: "false" }),
     db: database.db,
     jwtSecret: randomBytes(32).toString("hex"),
     logger: false,
     rateLimit: { max: 10_000_000 },
-  });
+  } as const;
+  const { app } = await buildApp(options);
+  // The same app with usage metering off, to show what metering costs.
+  const { app: unmetered } = await buildApp({ ...options, metering: false });
   try {
     await app.listen({ host: "127.0.0.1", port: 0 });
+    await unmetered.listen({ host: "127.0.0.1", port: 0 });
     const url = baseUrl(app);
     const credentials = await seed(database.db, url);
 
@@ -263,6 +267,13 @@ async function benchDatabase(kind: Db["kind"], database: Database, bareUrl: stri
       {
         figure: "apikey-scopes",
         target: { url: `${url}/api/v1/api-tokens/scopes`, headers: { authorization: credentials.apiKey } },
+      },
+      {
+        figure: "apikey-scopes-unmetered",
+        target: {
+          url: `${baseUrl(unmetered)}/api/v1/api-tokens/scopes`,
+          headers: { authorization: credentials.apiKey },
+        },
       },
     ];
     for (const { figure, target } of figures) {
@@ -290,6 +301,7 @@ async function benchDatabase(kind: Db["kind"], database: Database, bareUrl: stri
     }
   } finally {
     await app.close();
+    await unmetered.close();
   }
 }
 

@@ -1,5 +1,5 @@
+import { hash } from "node:crypto";
 import type { Clock } from "../../platform/clock.js";
-import { sha256Hex } from "../../platform/crypto.js";
 import type { Queryable } from "../../platform/db/index.js";
 import { apiKeyPermissions } from "./permissions.js";
 import type { ApiKeyPrincipal, TenantEntitlements } from "./principal.js";
@@ -21,6 +21,11 @@ interface CacheEntry {
 
 const MAX_ENTRIES = 10_000;
 
+/** SHA-256 hex of the raw key, as stored in api_tokens.token_hash; one-shot, no Hash object. */
+function keyHash(rawKey: string): string {
+  return hash("sha256", rawKey, "hex");
+}
+
 /**
  * Verifies `ApiKey` credentials by the SHA-256 of the raw key. Valid keys are cached for
  * `ttlMs`, so a revoked key can work on another node for up to that long (spec 5.7);
@@ -35,8 +40,19 @@ export class ApiKeyVerifier {
     private readonly ttlMs: number,
   ) {}
 
+  /**
+   * The principal of a key that is cached, within its TTL and not expired, decided without a
+   * promise; undefined whenever `verify` has to decide (not cached, stale or expired).
+   */
+  cached(rawKey: string): ApiKeyPrincipal | undefined {
+    const entry = this.#cache.get(keyHash(rawKey));
+    if (entry === undefined) return undefined;
+    const now = this.clock.now().getTime();
+    return entry.cachedUntil > now && entry.principal.expiresAt.getTime() > now ? entry.principal : undefined;
+  }
+
   async verify(rawKey: string): Promise<ApiKeyPrincipal | null> {
-    const hash = sha256Hex(rawKey);
+    const hash = keyHash(rawKey);
     const now = this.clock.now();
     const cached = this.#cache.get(hash);
     if (cached && cached.cachedUntil > now.getTime()) {

@@ -1,7 +1,7 @@
-import type { FastifyInstance, FastifyRequest } from "fastify";
+import type { FastifyContextConfig, FastifyInstance, FastifyRequest } from "fastify";
 import fp from "fastify-plugin";
 import { ApiError } from "../../platform/http/errors.js";
-import { type Authenticator, authenticate, refuseQueryCredentials } from "./authenticate.js";
+import { type Authenticator, authenticate, cachedApiKeyCaller, refuseQueryCredentials } from "./authenticate.js";
 import type { Permission } from "./permissions.js";
 import type { Principal, UserPrincipal } from "./principal.js";
 
@@ -37,27 +37,55 @@ export function requirePermission(principal: Principal, permission: Permission):
   }
 }
 
+const PERSON_ONLY =
+  "This endpoint is tied to a person and refuses API keys; sign in with POST /api/v1/auth and send Bearer <token>";
+
+/** Records the caller on the request, then refuses it (403) where the route wants more. */
+function admit(auth: Authenticator, request: FastifyRequest, config: FastifyContextConfig, principal: Principal): void {
+  request.principal = principal;
+  if (principal.kind === "apiKey") auth.lastUsed.touch(principal.tokenId, request.ip, auth.clock.now());
+  if (config.person && principal.kind !== "user") throw ApiError.forbidden(PERSON_ONLY);
+  if (config.permission) requirePermission(principal, config.permission);
+}
+
 /**
  * Authenticates every route of the scope it is registered in, in onRequest so that a bad
  * credential is a 401 before the body is read or validated, and a missing permission a 403
  * before any lookup.
+ *
+ * Callback style, so that the common case, an API key already in the verifier's cache, is
+ * decided synchronously; anything else goes through `authenticate` and its promise. A throw
+ * in a callback hook reaches the error handler just as a rejection does.
  */
 export const authHook = fp<{ auth: Authenticator }>(
   async (app: FastifyInstance, { auth }) => {
     app.decorateRequest("principal", null);
-    app.addHook("onRequest", async (request) => {
+    app.addHook("onRequest", (request, _reply, done) => {
       refuseQueryCredentials(request.query);
       const config = request.routeOptions.config;
-      if (config.public) return;
-      const principal = await authenticate(auth, request.headers.authorization);
-      request.principal = principal;
-      if (principal.kind === "apiKey") auth.lastUsed.touch(principal.tokenId, request.ip, auth.clock.now());
-      if (config.person && principal.kind !== "user") {
-        throw ApiError.forbidden(
-          "This endpoint is tied to a person and refuses API keys; sign in with POST /api/v1/auth and send Bearer <token>",
-        );
+      if (config.public) {
+        done();
+        return;
       }
-      if (config.permission) requirePermission(principal, config.permission);
+      const header = request.headers.authorization;
+      const cached = cachedApiKeyCaller(auth, header);
+      if (cached !== undefined) {
+        admit(auth, request, config, cached);
+        done();
+        return;
+      }
+      authenticate(auth, header).then(
+        (principal) => {
+          let refusal: Error | undefined;
+          try {
+            admit(auth, request, config, principal);
+          } catch (error) {
+            refusal = error as Error;
+          }
+          done(refusal);
+        },
+        (error: unknown) => done(error instanceof Error ? error : new Error(String(error))),
+      );
     });
   },
   { name: "auth-hook" },

@@ -18,7 +18,14 @@ export class LastUsedRecorder {
   constructor(private readonly db: Db) {}
 
   touch(tokenId: string, ip: string, at: Date): void {
-    this.#pending.set(tokenId, { at, ip });
+    // Called on every API-key request: update the pending entry in place rather than allocate.
+    const use = this.#pending.get(tokenId);
+    if (use === undefined) {
+      this.#pending.set(tokenId, { at, ip });
+    } else {
+      use.at = at;
+      use.ip = ip;
+    }
   }
 
   start(): void {

@@ -15,15 +15,22 @@ export interface UsageEntry {
 
 const FLUSH_MS = 1000;
 const FLUSH_AT = 500;
-// Beyond this many unwritten rows (the database is down), the oldest are dropped, not memory.
+// Beyond this many unwritten counters (the database is down), new ones are dropped, not memory.
 const MAX_BUFFERED = 100_000;
+const MINUTE_MS = 60_000;
+
+interface Counter extends Omit<UsageEntry, "at"> {
+  minute: number;
+  calls: number;
+}
 
 /**
- * Buffers one row per API call made with a key and writes them in batches: every second, at
- * 500 rows, and on shutdown. No request waits for its own usage row.
+ * Counts API calls made with a key per minute and per (key, route, status, client IP) in
+ * memory, and writes the counters in batches: every second, at 500 counters, and on shutdown.
+ * No request waits for its usage, and a busy key adds a row a minute, not a row per call.
  */
 export class UsageMeter {
-  #buffer: UsageEntry[] = [];
+  #buffer = new Map<string, Counter>();
   #timer: NodeJS.Timeout | undefined;
   #flushing: Promise<void> = Promise.resolve();
   #closed = false;
@@ -34,9 +41,15 @@ export class UsageMeter {
   ) {}
 
   record(entry: UsageEntry): void {
-    this.#buffer.push(entry);
-    if (this.#buffer.length > MAX_BUFFERED) this.#buffer.splice(0, this.#buffer.length - MAX_BUFFERED);
-    if (this.#buffer.length >= FLUSH_AT) void this.flush();
+    const minute = Math.floor(entry.at.getTime() / MINUTE_MS);
+    const key = `${entry.tokenId} ${minute} ${entry.status} ${entry.method} ${entry.route} ${entry.ip}`;
+    const counter = this.#buffer.get(key);
+    if (counter) counter.calls += 1;
+    else if (this.#buffer.size < MAX_BUFFERED) {
+      const { at: _at, ...fields } = entry;
+      this.#buffer.set(key, { ...fields, minute, calls: 1 });
+    }
+    if (this.#buffer.size >= FLUSH_AT) void this.flush();
     else this.#schedule(FLUSH_MS);
   }
 
@@ -50,41 +63,47 @@ export class UsageMeter {
   async close(): Promise<void> {
     this.#closed = true;
     await this.flush();
-    if (this.#buffer.length > 0) {
-      this.log.error({ rows: this.#buffer.length }, "usage rows could not be written before shutdown");
+    if (this.#buffer.size > 0) {
+      this.log.error({ counters: this.#buffer.size }, "usage could not be written before shutdown");
     }
   }
 
-  /** Writes everything buffered so far; resolves once it is stored. */
+  /** Writes everything counted so far; resolves once it is stored. */
   flush(): Promise<void> {
     clearTimeout(this.#timer);
     this.#timer = undefined;
-    const batch = this.#buffer;
-    this.#buffer = [];
+    const batch = [...this.#buffer.values()];
+    this.#buffer = new Map();
     this.#flushing = this.#flushing.then(() => this.#write(batch));
     return this.#flushing;
   }
 
-  async #write(batch: UsageEntry[]): Promise<void> {
+  async #write(batch: Counter[]): Promise<void> {
     if (batch.length === 0) return;
     try {
       await this.db.query(
-        `insert into api_usage (tenant_id, token_id, method, route, status, ip, at)
-         select * from unnest($1::text[], $2::text[], $3::text[], $4::text[], $5::smallint[], $6::text[], $7::timestamptz[])`,
+        `insert into api_usage (tenant_id, token_id, method, route, status, ip, at, calls)
+         select * from unnest($1::text[], $2::text[], $3::text[], $4::text[], $5::smallint[], $6::text[], $7::timestamptz[], $8::int[])`,
         [
-          batch.map((e) => e.tenantId),
-          batch.map((e) => e.tokenId),
-          batch.map((e) => e.method),
-          batch.map((e) => e.route),
-          batch.map((e) => e.status),
-          batch.map((e) => e.ip),
-          batch.map((e) => e.at),
+          batch.map((c) => c.tenantId),
+          batch.map((c) => c.tokenId),
+          batch.map((c) => c.method),
+          batch.map((c) => c.route),
+          batch.map((c) => c.status),
+          batch.map((c) => c.ip),
+          batch.map((c) => new Date(c.minute * MINUTE_MS)),
+          batch.map((c) => c.calls),
         ],
       );
     } catch (error) {
-      // Put the rows back for the next flush rather than lose them.
-      this.#buffer = [...batch, ...this.#buffer].slice(-MAX_BUFFERED);
-      this.log.warn({ err: error, rows: batch.length }, "usage flush failed; will retry");
+      // Put the counts back for the next flush rather than lose them.
+      for (const counter of batch) {
+        const key = `${counter.tokenId} ${counter.minute} ${counter.status} ${counter.method} ${counter.route} ${counter.ip}`;
+        const current = this.#buffer.get(key);
+        if (current) current.calls += counter.calls;
+        else this.#buffer.set(key, counter);
+      }
+      this.log.warn({ err: error, counters: batch.length }, "usage flush failed; will retry");
       this.#schedule(FLUSH_MS * 5);
     }
   }
@@ -93,18 +112,21 @@ export class UsageMeter {
 /** Meters every answered request made with an API key in the scope it is registered in. */
 export const usageMetering = fp<{ meter: UsageMeter; clock: Clock }>(
   async (app: FastifyInstance, { meter, clock }) => {
-    app.addHook("onResponse", async (request, reply) => {
+    // Callback style: nothing here waits, so an async hook's promise would be pure overhead.
+    app.addHook("onResponse", (request, reply, done) => {
       const principal = request.principal;
-      if (principal?.kind !== "apiKey") return;
-      meter.record({
-        tenantId: principal.tenantId,
-        tokenId: principal.tokenId,
-        method: request.method,
-        route: request.routeOptions.url ?? "unmatched",
-        status: reply.statusCode,
-        ip: request.ip,
-        at: clock.now(),
-      });
+      if (principal?.kind === "apiKey") {
+        meter.record({
+          tenantId: principal.tenantId,
+          tokenId: principal.tokenId,
+          method: request.method,
+          route: request.routeOptions.url ?? "unmatched",
+          status: reply.statusCode,
+          ip: request.ip,
+          at: clock.now(),
+        });
+      }
+      done();
     });
   },
   { name: "usage-metering" },

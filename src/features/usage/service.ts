@@ -25,13 +25,13 @@ export async function usageStats(db: Queryable, scope: UsageScope) {
     s4: number;
     s5: number;
   }>(
-    `select count(*)::int as total,
-            count(*) filter (where status = 429)::int as limited,
+    `select coalesce(sum(calls), 0)::int as total,
+            coalesce(sum(calls) filter (where status = 429), 0)::int as limited,
             count(distinct ip)::int as ips,
-            count(*) filter (where status between 200 and 299)::int as s2,
-            count(*) filter (where status between 300 and 399)::int as s3,
-            count(*) filter (where status between 400 and 499)::int as s4,
-            count(*) filter (where status >= 500)::int as s5
+            coalesce(sum(calls) filter (where status between 200 and 299), 0)::int as s2,
+            coalesce(sum(calls) filter (where status between 300 and 399), 0)::int as s3,
+            coalesce(sum(calls) filter (where status between 400 and 499), 0)::int as s4,
+            coalesce(sum(calls) filter (where status >= 500), 0)::int as s5
        from api_usage where ${WHERE}`,
     params(scope),
   );
@@ -55,7 +55,7 @@ export async function usageTimeseries(db: Queryable, scope: UsageScope, interval
          from generate_series(date_trunc($5, $2::timestamptz, 'UTC') at time zone 'UTC',
                               date_trunc($5, $3::timestamptz, 'UTC') at time zone 'UTC', ('1 ' || $5)::interval) s
      ), counts as (
-       select date_trunc($5, at, 'UTC') as start, count(*)::int as calls from api_usage where ${WHERE} group by 1
+       select date_trunc($5, at, 'UTC') as start, sum(calls)::int as calls from api_usage where ${WHERE} group by 1
      )
      select b.start, coalesce(c.calls, 0)::int as calls from buckets b left join counts c using (start) order by b.start`,
     [...params(scope), interval],
@@ -67,7 +67,7 @@ export async function usageTimeseries(db: Queryable, scope: UsageScope, interval
 export async function usageBreakdown(db: Queryable, scope: UsageScope, groupBy: "endpoint" | "apiKey") {
   if (groupBy === "endpoint") {
     const rows = await db.query<{ key: string; calls: number }>(
-      `select method || ' ' || route as key, count(*)::int as calls from api_usage where ${WHERE}
+      `select method || ' ' || route as key, sum(calls)::int as calls from api_usage where ${WHERE}
         group by 1 order by calls desc, key`,
       params(scope),
     );
@@ -75,7 +75,7 @@ export async function usageBreakdown(db: Queryable, scope: UsageScope, groupBy: 
   }
   const rows = await db.query<{ key: string; label: string | null; calls: number }>(
     `select u.token_id as key, k.name as label, u.calls from (
-       select token_id, count(*)::int as calls from api_usage where ${WHERE} group by token_id
+       select token_id, sum(calls)::int as calls from api_usage where ${WHERE} group by token_id
      ) u left join api_tokens k on k.id = u.token_id
      order by u.calls desc, u.token_id`,
     params(scope),
@@ -91,7 +91,7 @@ export function usagePurgeJob(db: Db): Job {
     cron: "7 * * * *",
     async run(now) {
       const [row] = await db.query<{ n: number }>(
-        "with gone as (delete from api_usage where at <= $1 returning 1) select count(*)::int as n from gone",
+        "with gone as (delete from api_usage where at <= $1 returning calls) select coalesce(sum(calls), 0)::int as n from gone",
         [new Date(now.getTime() - WINDOW_MS)],
       );
       return { deleted: row?.n ?? 0 };

@@ -29,6 +29,12 @@ export function rateLimits(options: RateLimitOptions, redisUrl: string | undefin
         timeWindow: options.windowMs,
         // After the onRequest auth hook, so the caller is known.
         hook: "preHandler",
+        // The x-ratelimit-* headers only on a 429 (beside Retry-After), not on every answer.
+        addHeadersOnExceeding: {
+          "x-ratelimit-limit": false,
+          "x-ratelimit-remaining": false,
+          "x-ratelimit-reset": false,
+        },
         ...(redis ? { redis, nameSpace: "rl:" } : {}),
         keyGenerator: (request) => {
           const principal = request.principal;
