@@ -1,6 +1,6 @@
 import { connect } from "node:net";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { seedTenancy, startTestApp, type Tenancy, type TestApp } from "./helpers/app.js";
+import { createKeyViaApi, seedTenancy, startTestApp, type Tenancy, type TestApp } from "./helpers/app.js";
 
 const REDIS_URL = "redis://127.0.0.1:6379";
 
@@ -36,19 +36,6 @@ function signIn(t: TestApp, who: Tenancy, ip: string, password = who.password) {
   return t.call({ method: "POST", url: "/api/v1/auth", payload: { email: who.email, password }, remoteAddress: ip });
 }
 
-/** A second key on the tenant, created through the API with the person's bearer. */
-async function createKey(t: TestApp, who: Tenancy, name: string): Promise<{ id: string; apiKey: string }> {
-  const res = await t.call({
-    method: "POST",
-    url: "/api/v1/api-tokens",
-    headers: { authorization: who.bearer },
-    payload: { name },
-  });
-  expect(res.statusCode).toBe(201);
-  const { id, token } = res.json().data;
-  return { id, apiKey: `ApiKey ${token}` };
-}
-
 function expectRateLimited(res: Awaited<ReturnType<TestApp["call"]>>, windowS = 60): void {
   expect(res.statusCode).toBe(429);
   const retryAfter = Number(res.headers["retry-after"]);
@@ -68,7 +55,7 @@ describe("rate limits per API key", () => {
 
   it("refuses a key's 4th call in the window with 429, leaves the tenant's other key alone, and meters the 429s", async () => {
     const who = await seedTenancy(t);
-    const other = await createKey(t, who, "Second key");
+    const other = await createKeyViaApi(t, who, "Second key");
 
     for (let i = 0; i < 3; i++) expect((await get(t, "/api/v1/users", who.apiKey)).statusCode).toBe(200);
     expectRateLimited(await get(t, "/api/v1/users", who.apiKey));

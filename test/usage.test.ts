@@ -1,6 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { usageTimeseries } from "../src/features/usage/service.js";
-import { ADMIN_KEY, seedTenancy, startTestApp, type Tenancy, type TestApp } from "./helpers/app.js";
+import { ADMIN_KEY, createKeyViaApi, seedTenancy, startTestApp, type Tenancy, type TestApp } from "./helpers/app.js";
 import { openTestDb } from "./helpers/db.js";
 
 const USAGE = "/api/v1/traffic-controls/api-usage";
@@ -75,19 +75,6 @@ async function signIn(t: TestApp, who: Tenancy): Promise<string> {
   });
   expect(res.statusCode).toBe(200);
   return `Bearer ${res.json().data.token}`;
-}
-
-/** A second key on the tenant, created through the API with the person's bearer. */
-async function createKey(t: TestApp, who: Tenancy, name: string): Promise<{ id: string; apiKey: string }> {
-  const res = await t.call({
-    method: "POST",
-    url: "/api/v1/api-tokens",
-    headers: { authorization: who.bearer },
-    payload: { name },
-  });
-  expect(res.statusCode).toBe(201);
-  const { id, token } = res.json().data;
-  return { id, apiKey: `ApiKey ${token}` };
 }
 
 const floorTo = (ms: number, unit: number) => Math.floor(ms / unit) * unit;
@@ -281,7 +268,7 @@ describe("usage metering and figures", () => {
 
   it("breaks calls down by key, labelled with the key's name, '(deleted key)' once it is gone", async () => {
     const who = await seedTenancy(t);
-    const second = await createKey(t, who, "Breakdown second key");
+    const second = await createKeyViaApi(t, who, "Breakdown second key");
     for (let i = 0; i < 3; i++) await get(t, "/api/v1/users", who.apiKey);
     await get(t, "/api/v1/users", second.apiKey);
     await t.ctx.usage.flush();
@@ -311,7 +298,7 @@ describe("usage metering and figures", () => {
 
   it("narrows stats, timeseries and breakdown to one key with apiTokenId", async () => {
     const who = await seedTenancy(t);
-    const second = await createKey(t, who, "Narrowed key");
+    const second = await createKeyViaApi(t, who, "Narrowed key");
     for (let i = 0; i < 4; i++) await get(t, "/api/v1/users", who.apiKey, "10.3.0.1");
     await get(t, "/api/v1/users/usr_nobody", second.apiKey, "10.3.0.2");
     await get(t, "/api/v1/api-tokens", second.apiKey, "10.3.0.3");

@@ -124,3 +124,16 @@ export async function seedTenancy(
     apiKeyId: key.id,
   };
 }
+
+/** Another key on the tenant, created through the API with the person's bearer. */
+export async function createKeyViaApi(t: TestApp, who: Tenancy, name: string): Promise<{ id: string; apiKey: string }> {
+  const res = await t.call({
+    method: "POST",
+    url: "/api/v1/api-tokens",
+    headers: { authorization: who.bearer },
+    payload: { name },
+  });
+  if (res.statusCode !== 201) throw new Error(`creating key '${name}' answered ${res.statusCode}: ${res.body}`);
+  const { id, token } = res.json().data;
+  return { id, apiKey: `ApiKey ${token}` };
+}
