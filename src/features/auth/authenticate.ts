@@ -57,17 +57,24 @@ export function refuseQueryCredentials(query: unknown): void {
   }
 }
 
+/** Splits `Authorization: <scheme> <credential>`; the scheme lower-cased, the credential trimmed. */
+function parseAuthorization(header: string): { scheme: string; credential: string } {
+  const space = header.indexOf(" ");
+  return {
+    scheme: (space < 0 ? header : header.slice(0, space)).toLowerCase(),
+    credential: space < 0 ? "" : header.slice(space + 1).trim(),
+  };
+}
+
 /**
  * The caller of an `ApiKey` header whose key is in the verifier's cache and valid right now,
  * without a promise; undefined for anything else, which `authenticate` then decides (and
- * refuses with the same reasons as ever). Parses the header exactly as `authenticate` does.
+ * refuses with the same reasons as ever).
  */
 export function cachedApiKeyCaller(auth: Authenticator, header: string | undefined): Principal | undefined {
   if (header === undefined) return undefined;
-  const space = header.indexOf(" ");
-  if (space < 0 || header.slice(0, space).toLowerCase() !== "apikey") return undefined;
-  const credential = header.slice(space + 1).trim();
-  return credential === "" ? undefined : auth.apiKeys.cached(credential);
+  const { scheme, credential } = parseAuthorization(header);
+  return scheme === "apikey" && credential !== "" ? auth.apiKeys.cached(credential) : undefined;
 }
 
 /** Resolves the `Authorization` header to a caller, or throws 401 with the reason. */
@@ -75,9 +82,7 @@ export async function authenticate(auth: Authenticator, header: string | undefin
   if (header === undefined || header.trim() === "") {
     throw ApiError.unauthorized("Missing Authorization header; send 'ApiKey <key>' or 'Bearer <token>'");
   }
-  const space = header.indexOf(" ");
-  const scheme = (space < 0 ? header : header.slice(0, space)).toLowerCase();
-  const credential = space < 0 ? "" : header.slice(space + 1).trim();
+  const { scheme, credential } = parseAuthorization(header);
   if (credential === "") throw ApiError.unauthorized(`Authorization header has no credential after '${scheme}'`);
   if (scheme === "apikey") {
     const principal = await auth.apiKeys.verify(credential);

@@ -24,6 +24,11 @@ interface Counter extends Omit<UsageEntry, "at"> {
   calls: number;
 }
 
+/** Calls of one key, minute, status, route and client IP share one counter. */
+function counterKey(c: Pick<UsageEntry, "tokenId" | "status" | "method" | "route" | "ip">, minute: number): string {
+  return `${c.tokenId} ${minute} ${c.status} ${c.method} ${c.route} ${c.ip}`;
+}
+
 /**
  * Counts API calls made with a key per minute and per (key, route, status, client IP) in
  * memory, and writes the counters in batches: every second, at 500 counters, and on shutdown.
@@ -42,7 +47,7 @@ export class UsageMeter {
 
   record(entry: UsageEntry): void {
     const minute = Math.floor(entry.at.getTime() / MINUTE_MS);
-    const key = `${entry.tokenId} ${minute} ${entry.status} ${entry.method} ${entry.route} ${entry.ip}`;
+    const key = counterKey(entry, minute);
     const counter = this.#buffer.get(key);
     if (counter) counter.calls += 1;
     else if (this.#buffer.size < MAX_BUFFERED) {
@@ -98,7 +103,7 @@ export class UsageMeter {
     } catch (error) {
       // Put the counts back for the next flush rather than lose them.
       for (const counter of batch) {
-        const key = `${counter.tokenId} ${counter.minute} ${counter.status} ${counter.method} ${counter.route} ${counter.ip}`;
+        const key = counterKey(counter, counter.minute);
         const current = this.#buffer.get(key);
         if (current) current.calls += counter.calls;
         else this.#buffer.set(key, counter);
