@@ -7,6 +7,7 @@ import type { AppContext } from "./context.js";
 import { adminRoutes } from "./features/admin/index.js";
 import { apiTokenExpiryJob, apiTokenRoutes } from "./features/api-tokens/index.js";
 import { auditRoutes } from "./features/audit/index.js";
+import { catalogRoutes } from "./features/catalog/index.js";
 import {
   ApiKeyVerifier,
   authHook,
@@ -146,6 +147,7 @@ export async function buildApp(options: AppOptions): Promise<{ app: FastifyInsta
         await v1.register(auditRoutes(ctx));
         await v1.register(issueRoutes(ctx));
         await v1.register(usageRoutes(ctx));
+        await v1.register(catalogRoutes(ctx));
       },
       { prefix: "/api/v1" },
     );

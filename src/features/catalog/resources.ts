@@ -1,0 +1,224 @@
+import { type TObject, Type } from "typebox";
+import { PageQuery } from "../../platform/http/envelope.js";
+import type { Permission } from "../auth/index.js";
+
+export type CatalogTable = "brands" | "programs" | "accounts" | "links" | "traffic_sources" | "trackers";
+
+/**
+ * How one API field is stored: `ref` and `refs` point at catalog rows that must exist in the
+ * caller's tenant; `url` must be an absolute http or https address.
+ */
+export interface FieldDef {
+  column: string;
+  kind: "text" | "url" | "ref" | "refs";
+  /** Length bounds checked after trimming. */
+  length?: { min: number; max: number };
+  ref?: { table: CatalogTable; what: string };
+}
+
+/** A delete is refused (409) while any row matches `sql` ($1 = tenant, $2 = id). */
+interface InUseCheck {
+  sql: string;
+  what: string;
+}
+
+export interface CatalogResource {
+  path: string;
+  table: CatalogTable;
+  /** "Brand", "Brand link": used in messages. */
+  label: string;
+  tag: string;
+  fields: Record<string, FieldDef>;
+  item: TObject;
+  create: TObject;
+  patch: TObject;
+  listQuery: TObject;
+  /** Query parameter -> condition on alias `t` where `$` is the parameter's placeholder. */
+  filters: Record<string, string>;
+  inUse: InUseCheck[];
+  deletePermission: Permission;
+}
+
+const CatalogId = Type.Integer({ minimum: 1, maximum: 9_007_199_254_740_991 });
+const Name = Type.String({ minLength: 1, maxLength: 200, description: "Display name" });
+const Url = Type.String({ minLength: 1, maxLength: 2048, description: "Absolute http or https address" });
+const Timestamps = {
+  createdAt: Type.String({ format: "date-time" }),
+  updatedAt: Type.String({ format: "date-time" }),
+};
+const Search = Type.Optional(
+  Type.String({ maxLength: 200, description: "Case-insensitive part of the name (trigram index)" }),
+);
+const IdFilter = (what: string) =>
+  Type.Optional(Type.Integer({ minimum: 1, description: `Only rows of this ${what}` }));
+const AccountStatus = Type.Enum(["active", "inactive"]);
+
+function listQuery(filters: Record<string, ReturnType<typeof IdFilter> | ReturnType<typeof Type.Optional>>): TObject {
+  return Type.Object({ ...PageQuery.properties, search: Search, ...filters }, { additionalProperties: false });
+}
+
+/** Create and patch bodies: patch is every field optional, at least one present. */
+function bodies(properties: Parameters<typeof Type.Object>[0]): { create: TObject; patch: TObject } {
+  const create = Type.Object(properties, { additionalProperties: false });
+  const patch = Type.Partial(create, { additionalProperties: false, minProperties: 1 });
+  return { create, patch };
+}
+
+const brand = bodies({ name: Name });
+const program = bodies({
+  name: Name,
+  brandIds: Type.Optional(Type.Array(CatalogId, { uniqueItems: true, maxItems: 500, description: "Brands it offers" })),
+});
+const account = bodies({
+  name: Name,
+  programId: CatalogId,
+  username: Type.Optional(Type.Union([Type.String({ maxLength: 200 }), Type.Null()])),
+  status: Type.Optional(AccountStatus),
+});
+const link = bodies({
+  accountId: CatalogId,
+  brandId: CatalogId,
+  name: Name,
+  url: Type.String({ ...Url, description: "Where a click lands; `{clickId}` is replaced by the click's id" }),
+});
+const trafficSource = bodies({
+  name: Name,
+  url: Type.Optional(Type.Union([Url, Type.Null()])),
+});
+const tracker = bodies({
+  name: Type.String({ minLength: 4, maxLength: 50, description: "4 to 50 characters; unique regardless of case" }),
+});
+
+export const RESOURCES: CatalogResource[] = [
+  {
+    path: "brands",
+    table: "brands",
+    label: "Brand",
+    tag: "Brands",
+    fields: { name: { column: "name", kind: "text" } },
+    item: Type.Object({ id: CatalogId, name: Type.String(), ...Timestamps }),
+    ...brand,
+    listQuery: listQuery({}),
+    filters: {},
+    inUse: [
+      { sql: "select 1 from links where tenant_id = $1 and brand_id = $2 limit 1", what: "brand links" },
+      { sql: "select 1 from programs where tenant_id = $1 and $2 = any(brand_ids) limit 1", what: "programs" },
+    ],
+    deletePermission: "catalog.update",
+  },
+  {
+    path: "programs",
+    table: "programs",
+    label: "Program",
+    tag: "Programs",
+    fields: {
+      name: { column: "name", kind: "text" },
+      brandIds: { column: "brand_ids", kind: "refs", ref: { table: "brands", what: "Brand" } },
+    },
+    item: Type.Object({ id: CatalogId, name: Type.String(), brandIds: Type.Array(CatalogId), ...Timestamps }),
+    ...program,
+    listQuery: listQuery({ brandId: IdFilter("brand") }),
+    filters: { brandId: "$ = any(t.brand_ids)" },
+    inUse: [{ sql: "select 1 from accounts where tenant_id = $1 and program_id = $2 limit 1", what: "accounts" }],
+    deletePermission: "catalog.update",
+  },
+  {
+    path: "accounts",
+    table: "accounts",
+    label: "Account",
+    tag: "Accounts",
+    fields: {
+      name: { column: "name", kind: "text" },
+      programId: { column: "program_id", kind: "ref", ref: { table: "programs", what: "Program" } },
+      username: { column: "username", kind: "text" },
+      status: { column: "status", kind: "text" },
+    },
+    item: Type.Object({
+      id: CatalogId,
+      name: Type.String(),
+      programId: CatalogId,
+      username: Type.Union([Type.String(), Type.Null()]),
+      status: AccountStatus,
+      ...Timestamps,
+    }),
+    ...account,
+    listQuery: listQuery({
+      programId: IdFilter("program"),
+      brandId: IdFilter("brand (through the account's program)"),
+      status: Type.Optional(AccountStatus),
+    }),
+    filters: {
+      programId: "t.program_id = $",
+      brandId: "t.program_id in (select p.id from programs p where $ = any(p.brand_ids))",
+      status: "t.status = $",
+    },
+    inUse: [{ sql: "select 1 from links where tenant_id = $1 and account_id = $2 limit 1", what: "brand links" }],
+    deletePermission: "catalog.update",
+  },
+  {
+    path: "links",
+    table: "links",
+    label: "Brand link",
+    tag: "Brand links",
+    fields: {
+      accountId: { column: "account_id", kind: "ref", ref: { table: "accounts", what: "Account" } },
+      brandId: { column: "brand_id", kind: "ref", ref: { table: "brands", what: "Brand" } },
+      name: { column: "name", kind: "text" },
+      url: { column: "url", kind: "url" },
+    },
+    item: Type.Object({
+      id: CatalogId,
+      accountId: CatalogId,
+      brandId: CatalogId,
+      name: Type.String(),
+      url: Type.String(),
+      ...Timestamps,
+    }),
+    ...link,
+    listQuery: listQuery({
+      accountId: IdFilter("account"),
+      brandId: IdFilter("brand"),
+      programId: IdFilter("program (through the account)"),
+    }),
+    filters: {
+      accountId: "t.account_id = $",
+      brandId: "t.brand_id = $",
+      programId: "t.account_id in (select a.id from accounts a where a.program_id = $)",
+    },
+    inUse: [],
+    deletePermission: "catalog.update",
+  },
+  {
+    path: "traffic-sources",
+    table: "traffic_sources",
+    label: "Traffic source",
+    tag: "Traffic sources",
+    fields: { name: { column: "name", kind: "text" }, url: { column: "url", kind: "url" } },
+    item: Type.Object({
+      id: CatalogId,
+      name: Type.String(),
+      url: Type.Union([Type.String(), Type.Null()]),
+      ...Timestamps,
+    }),
+    ...trafficSource,
+    listQuery: listQuery({}),
+    filters: {},
+    inUse: [],
+    deletePermission: "traffic-sources.delete",
+  },
+  {
+    path: "trackers",
+    table: "trackers",
+    label: "Tracker",
+    tag: "Trackers",
+    fields: { name: { column: "name", kind: "text", length: { min: 4, max: 50 } } },
+    item: Type.Object({ id: CatalogId, name: Type.String(), ...Timestamps }),
+    ...tracker,
+    listQuery: listQuery({}),
+    filters: {},
+    inUse: [],
+    deletePermission: "catalog.update",
+  },
+];
+
+export const CatalogIdParams = Type.Object({ id: CatalogId }, { additionalProperties: false });

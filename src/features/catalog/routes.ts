@@ -1,0 +1,132 @@
+import type { FastifyPluginAsyncTypebox } from "@fastify/type-provider-typebox";
+import type { FastifyRequest } from "fastify";
+import { Type } from "typebox";
+import type { AppContext } from "../../context.js";
+import { Envelope, errorResponses, ok, PagedEnvelope, paged } from "../../platform/http/envelope.js";
+import { ApiError } from "../../platform/http/errors.js";
+import { actorOf } from "../audit/index.js";
+import { callerOf } from "../auth/index.js";
+import { CatalogIdParams, type CatalogResource, RESOURCES } from "./resources.js";
+import { type Change, createItem, deleteItem, getItem, listItems, updateItem } from "./service.js";
+
+/** list, get, create, update and delete for one catalog resource, all scoped to the caller's tenant. */
+function resourceRoutes(ctx: AppContext, resource: CatalogResource): FastifyPluginAsyncTypebox {
+  const { path, label, tag } = resource;
+  const lower = label.toLowerCase();
+  const read = { permission: "catalog.read" } as const;
+  const write = { permission: "catalog.update" } as const;
+  const changeOf = (request: FastifyRequest): Change => {
+    const caller = callerOf(request);
+    return { tenantId: caller.tenantId, actor: actorOf(caller), at: ctx.clock.now(), requestId: request.id };
+  };
+
+  return async (app) => {
+    app.get(
+      `/${path}`,
+      {
+        config: read,
+        schema: {
+          tags: [tag],
+          summary: `The tenant's ${lower}s, oldest first; search matches names case-insensitively`,
+          querystring: resource.listQuery,
+          response: { 200: PagedEnvelope(resource.item), ...errorResponses },
+        },
+      },
+      async (request) => {
+        const query = request.query as Record<string, unknown> & { offset: number; limit: number; search?: string };
+        const { items, total } = await listItems(ctx.db, resource, callerOf(request).tenantId, query);
+        return paged(items, query, total);
+      },
+    );
+
+    app.get(
+      `/${path}/:id`,
+      {
+        config: read,
+        schema: {
+          tags: [tag],
+          summary: `One ${lower}`,
+          params: CatalogIdParams,
+          response: { 200: Envelope(resource.item), ...errorResponses },
+        },
+      },
+      async (request) => {
+        const item = await getItem(ctx.db, resource, callerOf(request).tenantId, request.params.id);
+        if (!item) throw ApiError.notFound(label, request.params.id);
+        return ok(item);
+      },
+    );
+
+    app.post(
+      `/${path}`,
+      {
+        config: write,
+        schema: {
+          tags: [tag],
+          summary: `Create a ${lower}`,
+          body: resource.create,
+          response: { 201: Envelope(resource.item), ...errorResponses, 409: errorResponses[400] },
+        },
+      },
+      async (request, reply) => {
+        const change = changeOf(request);
+        const body = request.body as Record<string, unknown>;
+        const item = await ctx.db.transaction((tx) => createItem(tx, resource, body, change));
+        return reply.status(201).send(ok(item, "Created"));
+      },
+    );
+
+    app.patch(
+      `/${path}/:id`,
+      {
+        config: write,
+        schema: {
+          tags: [tag],
+          summary: `Change some fields of a ${lower}`,
+          params: CatalogIdParams,
+          body: resource.patch,
+          response: { 200: Envelope(resource.item), ...errorResponses, 409: errorResponses[400] },
+        },
+      },
+      async (request) => {
+        const change = changeOf(request);
+        const body = request.body as Record<string, unknown>;
+        const { id } = request.params;
+        const item = await ctx.db.transaction((tx) => updateItem(tx, resource, id, body, change));
+        if (!item) throw ApiError.notFound(label, id);
+        return ok(item, "Updated");
+      },
+    );
+
+    app.delete(
+      `/${path}/:id`,
+      {
+        config: { permission: resource.deletePermission },
+        schema: {
+          tags: [tag],
+          summary: `Delete a ${lower}${resource.inUse.length > 0 ? " (409 while others still use it)" : ""}`,
+          params: CatalogIdParams,
+          response: {
+            200: Envelope(Type.Object({ id: Type.Integer(), deleted: Type.Boolean() })),
+            ...errorResponses,
+            409: errorResponses[400],
+          },
+        },
+      },
+      async (request) => {
+        const change = changeOf(request);
+        const { id } = request.params;
+        const deleted = await ctx.db.transaction((tx) => deleteItem(tx, resource, id, change));
+        if (!deleted) throw ApiError.notFound(label, id);
+        return ok({ id, deleted }, "Deleted");
+      },
+    );
+  };
+}
+
+/** Brands, programs, accounts, brand links, traffic sources and trackers. */
+export function catalogRoutes(ctx: AppContext): FastifyPluginAsyncTypebox {
+  return async (app) => {
+    for (const resource of RESOURCES) await app.register(resourceRoutes(ctx, resource));
+  };
+}

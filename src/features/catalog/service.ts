@@ -1,0 +1,223 @@
+import type { Queryable } from "../../platform/db/index.js";
+import { selectPage } from "../../platform/db/paging.js";
+import { containsPattern } from "../../platform/db/search.js";
+import { ApiError } from "../../platform/http/errors.js";
+import { type Actor, recordAudit } from "../audit/index.js";
+import { broadcastCatalogChange } from "./broadcast.js";
+import { type CatalogResource, type CatalogTable, type FieldDef, RESOURCES } from "./resources.js";
+
+export type CatalogItem = Record<string, unknown> & { id: number };
+type Row = Record<string, unknown>;
+type Input = Record<string, unknown>;
+
+/** Who changed what, recorded in the audit log and broadcast to every node's tracking cache. */
+export interface Change {
+  tenantId: string;
+  actor: Actor;
+  at: Date;
+  requestId?: string;
+}
+
+function toItem(resource: CatalogResource, row: Row): CatalogItem {
+  const item: CatalogItem = { id: Number(row.id) };
+  for (const [name, field] of Object.entries(resource.fields)) {
+    const value = row[field.column];
+    if (field.kind === "ref") item[name] = Number(value);
+    else if (field.kind === "refs") item[name] = ((value as unknown[] | null) ?? []).map(Number);
+    else item[name] = value ?? null;
+  }
+  item.createdAt = new Date(row.created_at as string).toISOString();
+  item.updatedAt = new Date(row.updated_at as string).toISOString();
+  return item;
+}
+
+function checkUrl(name: string, value: unknown): void {
+  if (value === null || value === undefined) return;
+  let url: URL;
+  try {
+    url = new URL(String(value));
+  } catch {
+    throw ApiError.validation(name, "must be an absolute http or https URL");
+  }
+  if (url.protocol !== "http:" && url.protocol !== "https:") {
+    throw ApiError.validation(name, `must be an http or https URL, not ${url.protocol.replace(":", "")}`);
+  }
+}
+
+/** Every referenced id must be a row of the caller's tenant; the message names the field. */
+async function checkReference(db: Queryable, tenantId: string, name: string, field: FieldDef, value: unknown) {
+  if (!field.ref || value === null || value === undefined) return;
+  const ids = (Array.isArray(value) ? value : [value]).map(Number);
+  if (ids.length === 0) return;
+  const found = await db.query<{ id: string | number }>(
+    `select id from ${field.ref.table} where tenant_id = $1 and id = any($2::bigint[])`,
+    [tenantId, ids],
+  );
+  const known = new Set(found.map((r) => Number(r.id)));
+  const missing = ids.find((id) => !known.has(id));
+  if (missing !== undefined) throw ApiError.validation(name, `${field.ref.what} ${missing} does not exist`);
+}
+
+async function checkInput(db: Queryable, resource: CatalogResource, tenantId: string, input: Input): Promise<void> {
+  for (const [name, field] of Object.entries(resource.fields)) {
+    if (!(name in input)) continue;
+    const value = input[name];
+    if (typeof value === "string" && field.kind === "text") {
+      const length = value.trim().length;
+      if (name === "name" && length === 0) throw ApiError.validation(name, "must not be blank");
+      if (field.length && (length < field.length.min || length > field.length.max)) {
+        throw ApiError.validation(name, `must be ${field.length.min} to ${field.length.max} characters`);
+      }
+    }
+    if (field.kind === "url") checkUrl(name, value);
+    await checkReference(db, tenantId, name, field, value);
+  }
+}
+
+function columnValue(field: FieldDef, value: unknown): unknown {
+  if (typeof value === "string" && field.kind !== "url") return value.trim();
+  return value ?? null;
+}
+
+function translateUnique(resource: CatalogResource, input: Input, error: unknown): never {
+  if ((error as { code?: string }).code === "23505") {
+    throw ApiError.conflict(`A ${resource.label.toLowerCase()} named '${String(input.name)}' already exists`);
+  }
+  throw error;
+}
+
+export async function listItems(
+  db: Queryable,
+  resource: CatalogResource,
+  tenantId: string,
+  query: Record<string, unknown> & { offset: number; limit: number; search?: string },
+): Promise<{ items: CatalogItem[]; total: number }> {
+  const params: unknown[] = [tenantId];
+  const where = ["t.tenant_id = $1"];
+  const pattern = containsPattern(query.search);
+  if (pattern !== null) {
+    params.push(pattern);
+    where.push(`lower(t.name) like $${params.length}`);
+  }
+  for (const [name, condition] of Object.entries(resource.filters)) {
+    if (query[name] === undefined) continue;
+    params.push(query[name]);
+    where.push(condition.replace("$", `$${params.length}`));
+  }
+  const { rows, total } = await selectPage<Row>(
+    db,
+    { select: "t.*", from: `${resource.table} t`, where: where.join(" and "), params, orderBy: "t.id" },
+    query,
+  );
+  return { items: rows.map((row) => toItem(resource, row)), total };
+}
+
+export async function getItem(
+  db: Queryable,
+  resource: CatalogResource,
+  tenantId: string,
+  id: number,
+): Promise<CatalogItem | null> {
+  const [row] = await db.query<Row>(`select * from ${resource.table} where tenant_id = $1 and id = $2`, [tenantId, id]);
+  return row ? toItem(resource, row) : null;
+}
+
+export async function createItem(
+  db: Queryable,
+  resource: CatalogResource,
+  input: Input,
+  change: Change,
+): Promise<CatalogItem> {
+  await checkInput(db, resource, change.tenantId, input);
+  const columns = ["tenant_id", "created_at", "updated_at"];
+  const values: unknown[] = [change.tenantId, change.at, change.at];
+  for (const [name, field] of Object.entries(resource.fields)) {
+    if (input[name] === undefined) continue;
+    columns.push(field.column);
+    values.push(columnValue(field, input[name]));
+  }
+  const placeholders = values.map((_, i) => `$${i + 1}`).join(", ");
+  const [row] = await db
+    .query<Row>(`insert into ${resource.table} (${columns.join(", ")}) values (${placeholders}) returning *`, values)
+    .catch((error: unknown) => translateUnique(resource, input, error));
+  if (!row) throw new Error(`insert into ${resource.table} returned nothing`);
+  const item = toItem(resource, row);
+  await afterChange(db, resource, change, "created", item.id, input);
+  return item;
+}
+
+export async function updateItem(
+  db: Queryable,
+  resource: CatalogResource,
+  id: number,
+  input: Input,
+  change: Change,
+): Promise<CatalogItem | null> {
+  const [existing] = await db.query(`select 1 from ${resource.table} where tenant_id = $1 and id = $2 for update`, [
+    change.tenantId,
+    id,
+  ]);
+  if (!existing) return null;
+  await checkInput(db, resource, change.tenantId, input);
+  const values: unknown[] = [change.tenantId, id, change.at];
+  const sets = ["updated_at = $3"];
+  for (const [name, field] of Object.entries(resource.fields)) {
+    if (input[name] === undefined) continue;
+    values.push(columnValue(field, input[name]));
+    sets.push(`${field.column} = $${values.length}`);
+  }
+  const [row] = await db
+    .query<Row>(`update ${resource.table} set ${sets.join(", ")} where tenant_id = $1 and id = $2 returning *`, values)
+    .catch((error: unknown) => translateUnique(resource, input, error));
+  if (!row) return null;
+  const item = toItem(resource, row);
+  await afterChange(db, resource, change, "updated", id, input);
+  return item;
+}
+
+/** Deletes a row; false when it does not exist, 409 while other catalog rows still use it. */
+export async function deleteItem(
+  db: Queryable,
+  resource: CatalogResource,
+  id: number,
+  change: Change,
+): Promise<boolean> {
+  const [existing] = await db.query(`select 1 from ${resource.table} where tenant_id = $1 and id = $2 for update`, [
+    change.tenantId,
+    id,
+  ]);
+  if (!existing) return false;
+  for (const check of resource.inUse) {
+    const [used] = await db.query(check.sql, [change.tenantId, id]);
+    if (used)
+      throw ApiError.conflict(`${resource.label} ${id} is still used by ${check.what}; delete or move them first`);
+  }
+  await db.query(`delete from ${resource.table} where tenant_id = $1 and id = $2`, [change.tenantId, id]);
+  await afterChange(db, resource, change, "deleted", id, {});
+  return true;
+}
+
+async function afterChange(
+  db: Queryable,
+  resource: CatalogResource,
+  change: Change,
+  verb: string,
+  id: number,
+  details: Input,
+): Promise<void> {
+  await recordAudit(db, {
+    tenantId: change.tenantId,
+    actor: change.actor,
+    action: `${resource.table}.${verb}`,
+    subject: { type: resource.table, id: String(id) },
+    details,
+    at: change.at,
+    ...(change.requestId === undefined ? {} : { requestId: change.requestId }),
+  });
+  await broadcastCatalogChange(db, change.tenantId);
+}
+
+export const RESOURCE_BY_TABLE = Object.fromEntries(RESOURCES.map((r) => [r.table, r])) as Record<
+  CatalogTable,
+  CatalogResource
+>;
