@@ -7,7 +7,6 @@ import type { AppContext } from "./context.js";
 import { adminRoutes } from "./features/admin/index.js";
 import { apiTokenExpiryJob, apiTokenRoutes } from "./features/api-tokens/index.js";
 import { auditRoutes } from "./features/audit/index.js";
-import { catalogRoutes } from "./features/catalog/index.js";
 import {
   ApiKeyVerifier,
   authHook,
@@ -16,6 +15,7 @@ import {
   LastUsedRecorder,
   listenForRevocations,
 } from "./features/auth/index.js";
+import { catalogRoutes } from "./features/catalog/index.js";
 import {
   activeVersionRoute,
   buildReport,
@@ -25,7 +25,15 @@ import {
   healthRoutes,
 } from "./features/health/index.js";
 import { issueRoutes } from "./features/issues/index.js";
-import { userRoutes } from "./features/tenants/index.js";
+import { settingsRoutes, userRoutes } from "./features/tenants/index.js";
+import type { ClickBufferOptions } from "./features/tracking/index.js";
+import {
+  conversionRoutes,
+  linkGeneratorRoutes,
+  TRACKING_RETENTION,
+  Tracking,
+  trackingPublicRoutes,
+} from "./features/tracking/index.js";
 import { UsageMeter, usageMetering, usagePurgeJob, usageRoutes } from "./features/usage/index.js";
 import { loadBuildInfo } from "./platform/build-info.js";
 import { type Clock, systemClock } from "./platform/clock.js";
@@ -50,6 +58,8 @@ export interface AppOptions {
   rateLimit?: Partial<RateLimitOptions>;
   /** Meter API-key calls for the usage endpoints (default on; off only to measure its cost). */
   metering?: boolean;
+  /** Click buffer tuning (tests and benchmarks). */
+  clicks?: ClickBufferOptions;
   /** Pino logger options; false silences it (tests). */
   logger?: FastifyServerOptions["logger"];
 }
@@ -81,7 +91,7 @@ export async function buildApp(options: AppOptions): Promise<{ app: FastifyInsta
   });
 
   const jobs = new JobRegistry();
-  jobs.register(retentionJob(db, PLATFORM_RETENTION));
+  jobs.register(retentionJob(db, [...PLATFORM_RETENTION, ...TRACKING_RETENTION]));
   jobs.register(apiTokenExpiryJob(db));
   jobs.register(usagePurgeJob(db));
   const ctx: AppContext = {
@@ -96,16 +106,20 @@ export async function buildApp(options: AppOptions): Promise<{ app: FastifyInsta
     jwt: new JwtSigner(options.jwtSecret),
     jobs,
     build: loadBuildInfo(config.build, new Date()),
+    tracking: new Tracking(db, clock, app.log, options.clicks),
   };
 
   // Revocations from any node reach this node's key cache; buffered writes land before close.
   const stopListening = await listenForRevocations(db, ctx.apiKeys);
   ctx.lastUsed.start();
+  await ctx.tracking.start();
   let closing = false;
   app.addHook("onClose", async () => {
     closing = true;
     // The database may already be gone (a failed node); closing must still finish.
     await stopListening().catch(() => undefined);
+    // Buffered clicks are written before the database goes: a graceful stop loses none.
+    await ctx.tracking.stop();
     await ctx.usage.close();
     await ctx.lastUsed.stop().catch(() => undefined);
   });
@@ -132,6 +146,7 @@ export async function buildApp(options: AppOptions): Promise<{ app: FastifyInsta
       configuration: { url: "/api/swagger/v1/swagger.json", withDefaultFonts: false },
     });
     client.get("/api/swagger/v1/swagger.json", { schema: { hide: true } }, async () => client.swagger());
+    await client.register(trackingPublicRoutes(ctx, ctx.tracking));
     await client.register(
       healthRoutes(ctx, () => health.get()),
       { prefix: "/api" },
@@ -147,7 +162,10 @@ export async function buildApp(options: AppOptions): Promise<{ app: FastifyInsta
         await v1.register(auditRoutes(ctx));
         await v1.register(issueRoutes(ctx));
         await v1.register(usageRoutes(ctx));
+        await v1.register(settingsRoutes(ctx));
         await v1.register(catalogRoutes(ctx));
+        await v1.register(linkGeneratorRoutes(ctx));
+        await v1.register(conversionRoutes(ctx, ctx.tracking));
       },
       { prefix: "/api/v1" },
     );

@@ -1,5 +1,6 @@
 import type { Config } from "./config.js";
 import type { ApiKeyVerifier, JwtSigner, LastUsedRecorder } from "./features/auth/index.js";
+import type { Tracking } from "./features/tracking/index.js";
 import type { UsageMeter } from "./features/usage/index.js";
 import type { BuildInfo } from "./platform/build-info.js";
 import type { Clock } from "./platform/clock.js";
@@ -24,4 +25,6 @@ export interface AppContext {
   jwt: JwtSigner;
   jobs: JobRegistry;
   build: BuildInfo;
+  /** Catalog cache, click buffer and conversion hooks of this node. */
+  tracking: Tracking;
 }

@@ -18,7 +18,7 @@ function base32(bytes: Uint8Array): string {
   return out;
 }
 
-export type IdPrefix = "ten" | "usr" | "tok" | "aud" | "run" | "req" | "node" | "iss" | "mail";
+export type IdPrefix = "ten" | "usr" | "tok" | "aud" | "run" | "req" | "node" | "iss" | "mail" | "clk" | "cnv" | "pv";
 
 // Random bytes are drawn 4 KiB at a time: one syscall per ~400 ids instead of one per id,
 // which matters because every request gets an id.
@@ -58,4 +58,14 @@ let requestCount = 0;
 export function newRequestId(): string {
   requestCount += 1;
   return REQUEST_ID_STEM + requestCount.toString(36);
+}
+
+/** The creation time `newId` wrote into an id, or null when `id` is not one of its ids. */
+export function idTime(id: string): Date | null {
+  const body = id.slice(id.indexOf("_") + 1);
+  if (!/^[0-9a-hjkmnp-tv-z]{26}$/.test(body)) return null;
+  // 48 bits of time are the first 9.6 base32 digits: decode 10 and drop the 2 extra bits.
+  let value = 0;
+  for (let i = 0; i < 10; i++) value = value * 32 + ALPHABET.indexOf(body.charAt(i));
+  return new Date(Math.floor(value / 4));
 }

@@ -85,6 +85,8 @@ export interface Tenancy {
   bearer: string;
   apiKey: string;
   apiKeyId: string;
+  /** The tenant's postback secret (GET|POST /postback/{postbackKey}). */
+  postbackKey: string;
 }
 
 let counter = 0;
@@ -122,6 +124,7 @@ export async function seedTenancy(
     bearer: `Bearer ${login.json().data.token}`,
     apiKey: `ApiKey ${key.token}`,
     apiKeyId: key.id,
+    postbackKey: tenant.postbackKey,
   };
 }
 

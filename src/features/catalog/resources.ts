@@ -53,6 +53,12 @@ const IdFilter = (what: string) =>
   Type.Optional(Type.Integer({ minimum: 1, description: `Only rows of this ${what}` }));
 const AccountStatus = Type.Enum(["active", "inactive"]);
 
+// One schema with two types, not a union: with the app's coerceTypes, ajv tries the string
+// branch of a union first and turns null into "", so a cleared field would be stored as "".
+function NullableString(options: { minLength?: number; maxLength: number; description?: string }) {
+  return Type.Unsafe<string | null>({ type: ["string", "null"], ...options });
+}
+
 function listQuery(filters: Record<string, ReturnType<typeof IdFilter> | ReturnType<typeof Type.Optional>>): TObject {
   return Type.Object({ ...PageQuery.properties, search: Search, ...filters }, { additionalProperties: false });
 }
@@ -72,7 +78,7 @@ const program = bodies({
 const account = bodies({
   name: Name,
   programId: CatalogId,
-  username: Type.Optional(Type.Union([Type.String({ maxLength: 200 }), Type.Null()])),
+  username: Type.Optional(NullableString({ maxLength: 200 })),
   status: Type.Optional(AccountStatus),
 });
 const link = bodies({
@@ -83,7 +89,7 @@ const link = bodies({
 });
 const trafficSource = bodies({
   name: Name,
-  url: Type.Optional(Type.Union([Url, Type.Null()])),
+  url: Type.Optional(NullableString({ minLength: 1, maxLength: 2048, description: "Absolute http or https address" })),
 });
 const tracker = bodies({
   name: Type.String({ minLength: 4, maxLength: 50, description: "4 to 50 characters; unique regardless of case" }),

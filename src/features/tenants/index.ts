@@ -9,3 +9,4 @@ export {
   updateTenant,
   updateUser,
 } from "./service.js";
+export { settingsRoutes } from "./settings-routes.js";

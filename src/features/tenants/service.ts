@@ -83,6 +83,30 @@ function requireName(name: string, field: string): string {
   return trimmed;
 }
 
+function newPostbackKey(): string {
+  return randomSecret()
+    .replace(/[+/=_-]/g, "")
+    .slice(0, 32);
+}
+
+/** Replaces the tenant's postback key: the old one stops working at once. Returns the new key. */
+export async function rotatePostbackKey(db: Queryable, tenantId: string, actor: Actor, at: Date): Promise<string> {
+  const postbackKey = newPostbackKey();
+  await db.query("update tenants set postback_key_hash = $2, updated_at = $3 where id = $1", [
+    tenantId,
+    sha256Hex(postbackKey),
+    at,
+  ]);
+  await recordAudit(db, {
+    tenantId,
+    actor,
+    action: "tenant.postback_key_rotated",
+    subject: { type: "tenant", id: tenantId },
+    at,
+  });
+  return postbackKey;
+}
+
 /** Creates a tenant; the raw postback key is returned here only, its hash is what is stored. */
 export async function createTenant(
   db: Queryable,
@@ -90,7 +114,7 @@ export async function createTenant(
   actor: Actor,
   at: Date,
 ): Promise<Tenant & { postbackKey: string }> {
-  const postbackKey = randomSecret().replace(/[+/=]/g, "").slice(0, 32);
+  const postbackKey = newPostbackKey();
   const entitlements = { ...DEFAULT_ENTITLEMENTS, ...input.entitlements };
   const [row] = await db.query<TenantRow>(
     `insert into tenants (id, name, postback_key_hash, entitlements, webhook_allowance, created_at, updated_at)

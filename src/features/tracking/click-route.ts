@@ -1,0 +1,168 @@
+import type { FastifyInstance, FastifyReply, FastifyRequest } from "fastify";
+import { Type } from "typebox";
+import type { Clock } from "../../platform/clock.js";
+import { newId } from "../../platform/ids.js";
+import { isBot } from "./bots.js";
+import type { CachedLink, TrackingCache } from "./cache.js";
+import type { ClickBuffer } from "./click-buffer.js";
+import type { Click } from "./click-writer.js";
+import { parseTrackerValue } from "./tracker-value.js";
+
+const ClickParams = Type.Object({
+  brandLinkId: Type.String({ description: "Brand link id" }),
+  trafficSourceId: Type.String({ description: "Traffic source id" }),
+});
+
+const DIGITS = /^[1-9][0-9]{0,15}$/;
+const UTM_KEYS = ["utm_source", "utm_medium", "utm_campaign", "utm_term", "utm_content"] as const;
+// Headers a CDN or load balancer in front of the service sets to the visitor's country.
+const COUNTRY_HEADERS = ["cf-ipcountry", "cloudfront-viewer-country", "x-vercel-ip-country", "x-country-code"];
+const MAX_PARAM = 500;
+
+const NOT_FOUND_PAGE = `<!doctype html>
+<html lang="en"><head><meta charset="utf-8"><title>Link not found</title></head>
+<body><h1>Link not found</h1><p>This tracking link does not exist or is no longer active.</p></body></html>
+`;
+
+type Query = Record<string, string | string[] | undefined>;
+
+function param(query: Query, name: string, max = MAX_PARAM): string | null {
+  const raw = query[name];
+  const value = Array.isArray(raw) ? raw[0] : raw;
+  if (value === undefined || value === "") return null;
+  return value.length > max ? value.slice(0, max) : value;
+}
+
+function header(request: FastifyRequest, name: string, max: number): string | null {
+  const value = request.headers[name];
+  if (typeof value !== "string" || value === "") return null;
+  return value.length > max ? value.slice(0, max) : value;
+}
+
+function countryOf(request: FastifyRequest): string | null {
+  for (const name of COUNTRY_HEADERS) {
+    const value = request.headers[name];
+    // XX and T1 are the CDNs' "unknown" and "Tor".
+    if (typeof value === "string" && /^[A-Za-z]{2}$/.test(value) && !/^(xx|t1)$/i.test(value)) {
+      return value.toUpperCase();
+    }
+  }
+  return null;
+}
+
+function utmOf(query: Query): Record<string, string> | null {
+  let utm: Record<string, string> | null = null;
+  for (const key of UTM_KEYS) {
+    const value = param(query, key);
+    if (value !== null) {
+      utm ??= {};
+      utm[key.slice(4)] = value;
+    }
+  }
+  return utm;
+}
+
+function clickOf(request: FastifyRequest, link: CachedLink, sourceId: number, at: Date): Click {
+  const query = request.query as Query;
+  const tracker = parseTrackerValue(param(query, "tracker", 100));
+  return {
+    id: newId("clk"),
+    tenantId: link.tenantId,
+    at,
+    linkId: link.linkId,
+    accountId: link.accountId,
+    brandId: link.brandId,
+    programId: link.programId,
+    trafficSourceId: sourceId,
+    trackerId: tracker?.kind === "id" ? tracker.id : null,
+    trackerName: tracker?.kind === "name" ? tracker.name : null,
+    gclid: param(query, "gclid"),
+    fbclid: param(query, "fbclid"),
+    msclkid: param(query, "msclkid"),
+    obclid: param(query, "obclid"),
+    parameterA: param(query, "pa"),
+    parameterB: param(query, "pb"),
+    externalClickId: param(query, "ext"),
+    utm: utmOf(query),
+    userAgent: header(request, "user-agent", 1000),
+    ip: request.ip ?? null,
+    country: countryOf(request),
+    referrer: header(request, "referer", 2000),
+  };
+}
+
+/** The brand link's url with every `{clickId}` (any case) filled. */
+export function redirectTarget(url: string, clickId: string): string {
+  return url.replace(/\{clickid\}/gi, encodeURIComponent(clickId));
+}
+
+export interface ClickRouteDeps {
+  cache: TrackingCache;
+  clicks: ClickBuffer;
+  clock: Clock;
+}
+
+/**
+ * GET /go/{brandLinkId}/{trafficSourceId}: the hottest path of the product. With the link and
+ * source cached it reads no table: the click id is made here and the click is buffered.
+ */
+export function clickRoute(app: FastifyInstance, deps: ClickRouteDeps): void {
+  const { cache, clicks, clock } = deps;
+
+  const answer = (
+    request: FastifyRequest,
+    reply: FastifyReply,
+    found: { link: CachedLink | null; sourceTenant: string | null },
+    sourceId: number,
+  ): FastifyReply => {
+    const { link, sourceTenant } = found;
+    if (link === null || sourceTenant !== link.tenantId) {
+      return reply
+        .status(404)
+        .type("text/html; charset=utf-8")
+        .header("cache-control", "no-store")
+        .send(NOT_FOUND_PAGE);
+    }
+    const at = clock.now();
+    const click = clickOf(request, link, sourceId, at);
+    // A HEAD (link checkers) or a known bot is sent on but not counted.
+    const counted = request.method === "GET" && !isBot(request.headers["user-agent"]);
+    if (counted) clicks.add(click);
+    return reply
+      .header("cache-control", "no-store")
+      .header("referrer-policy", "no-referrer-when-downgrade")
+      .redirect(redirectTarget(link.url, click.id), 302);
+  };
+
+  app.get<{ Params: { brandLinkId: string; trafficSourceId: string } }>(
+    "/go/:brandLinkId/:trafficSourceId",
+    {
+      schema: {
+        tags: ["Tracking"],
+        summary: "Click redirect: records the click and answers 302 to the brand link's url",
+        description:
+          "Outside /api, no credential. Query: tracker (id or name), gclid, fbclid, msclkid, obclid, pa (parameterA), " +
+          "pb (parameterB), ext (externalClickId), utm_source, utm_medium, utm_campaign, utm_term, utm_content. " +
+          "The brand link's `{clickId}` is replaced by the new click's id. HEAD requests and known bots are " +
+          "redirected but not counted. An unknown link or traffic source answers a 404 page.",
+        params: ClickParams,
+        response: {
+          302: Type.Null({ description: "Redirect to the brand link's url (Location header)" }),
+          404: Type.String({ description: "HTML page: unknown link or traffic source" }),
+        },
+      },
+    },
+    (request, reply) => {
+      const { brandLinkId, trafficSourceId } = request.params;
+      if (!DIGITS.test(brandLinkId) || !DIGITS.test(trafficSourceId)) {
+        return answer(request, reply, { link: null, sourceTenant: null }, 0);
+      }
+      const linkId = Number(brandLinkId);
+      const sourceId = Number(trafficSourceId);
+      const now = Date.now();
+      const cached = cache.peek(linkId, sourceId, now);
+      if (cached) return answer(request, reply, cached, sourceId);
+      return cache.load(linkId, sourceId, now).then((found) => answer(request, reply, found, sourceId));
+    },
+  );
+}

@@ -1,0 +1,108 @@
+import { COMMISSION_TYPES, CONVERSION_TYPES, type ConversionType, isConversionType } from "./conversion-types.js";
+
+/** What a program or API caller sends; the postback sends every value as a string. */
+export interface ConversionInput {
+  type?: unknown;
+  clickId?: unknown;
+  value?: unknown;
+  currency?: unknown;
+  eventName?: unknown;
+  externalId?: unknown;
+  occurredAt?: unknown;
+}
+
+/** A conversion that passed every rule; value is a decimal string with up to 4 places. */
+export interface ValidConversion {
+  type: ConversionType;
+  clickId: string | null;
+  value: string;
+  currency: string | null;
+  eventName: string;
+  externalId: string | null;
+  occurredAt: Date;
+}
+
+/** A rule a conversion breaks, with the path of the field at fault (`items[3].currency`). */
+export class ConversionInputError extends Error {
+  constructor(
+    readonly path: string,
+    readonly reason: string,
+  ) {
+    super(`${path} ${reason}`);
+  }
+}
+
+const CURRENCIES: ReadonlySet<string> = new Set(Intl.supportedValuesOf("currency"));
+const DECIMAL = /^-?(0|[1-9][0-9]{0,14})(\.[0-9]{1,4})?$/;
+// A program's clock may run a little ahead of ours; further ahead is a mistake.
+const FUTURE_SKEW_MS = 5 * 60_000;
+
+function optionalText(value: unknown, path: string, max: number): string | null {
+  if (value === undefined || value === null || value === "") return null;
+  if (typeof value !== "string" && typeof value !== "number") throw new ConversionInputError(path, "must be a string");
+  const text = String(value).trim();
+  if (text.length > max) throw new ConversionInputError(path, `must be at most ${max} characters`);
+  return text === "" ? null : text;
+}
+
+function readValue(raw: unknown, type: ConversionType, path: string): string {
+  if (raw === undefined || raw === null || raw === "") return "0";
+  const text = typeof raw === "number" ? String(raw) : typeof raw === "string" ? raw.trim() : null;
+  if (text === null || !Number.isFinite(Number(text))) throw new ConversionInputError(path, "must be a number");
+  // JSON numbers are floats: 19.99 arrives as 19.989999...; read it back at 4 places, but
+  // refuse a number that really has more.
+  let normalized = text;
+  if (typeof raw === "number") {
+    const scaled = raw * 10_000;
+    if (Math.abs(scaled - Math.round(scaled)) > 1e-6 * Math.max(1, Math.abs(scaled))) normalized = `${text}!`;
+    else normalized = String(Math.round(scaled) / 10_000);
+  }
+  if (!DECIMAL.test(normalized)) {
+    throw new ConversionInputError(path, `'${text}' must be a decimal number with at most 4 decimal places`);
+  }
+  if (normalized.startsWith("-") && !COMMISSION_TYPES.has(type)) {
+    throw new ConversionInputError(path, `must not be negative for ${type} (only commissions can be reversed)`);
+  }
+  return normalized;
+}
+
+function readCurrency(raw: unknown, value: string, path: string): string | null {
+  const text = optionalText(raw, path, 3);
+  if (text === null) {
+    if (Number(value) !== 0) throw new ConversionInputError(path, "is required when value is not zero");
+    return null;
+  }
+  const code = text.toUpperCase();
+  if (!CURRENCIES.has(code)) throw new ConversionInputError(path, `'${text}' is not an ISO 4217 currency code`);
+  return code;
+}
+
+function readTime(raw: unknown, path: string, now: Date): Date {
+  if (raw === undefined || raw === null || raw === "") return now;
+  const date = typeof raw === "string" ? new Date(raw) : null;
+  if (date === null || Number.isNaN(date.getTime()) || !/^\d{4}-\d{2}-\d{2}/.test(String(raw))) {
+    throw new ConversionInputError(path, "must be an ISO 8601 date-time");
+  }
+  if (date.getTime() > now.getTime() + FUTURE_SKEW_MS)
+    throw new ConversionInputError(path, "must not be in the future");
+  return date;
+}
+
+/** Checks one conversion; `prefix` is prepended to paths (`items[2].`). */
+export function readConversion(input: ConversionInput, prefix: string, now: Date): ValidConversion {
+  const type = optionalText(input.type, `${prefix}type`, 40);
+  if (type === null) throw new ConversionInputError(`${prefix}type`, "is required");
+  if (!isConversionType(type)) {
+    throw new ConversionInputError(`${prefix}type`, `'${type}' must be one of ${CONVERSION_TYPES.join(", ")}`);
+  }
+  const value = readValue(input.value, type, `${prefix}value`);
+  return {
+    type,
+    clickId: optionalText(input.clickId, `${prefix}clickId`, 100),
+    value,
+    currency: readCurrency(input.currency, value, `${prefix}currency`),
+    eventName: optionalText(input.eventName, `${prefix}eventName`, 100) ?? type,
+    externalId: optionalText(input.externalId, `${prefix}externalId`, 200),
+    occurredAt: readTime(input.occurredAt, `${prefix}occurredAt`, now),
+  };
+}

@@ -1,0 +1,130 @@
+import type { FastifyPluginAsyncTypebox } from "@fastify/type-provider-typebox";
+import { Type } from "typebox";
+import type { AppContext } from "../../context.js";
+import { parseDateRange } from "../../platform/http/dates.js";
+import { Envelope, errorResponses, ok, PagedEnvelope, paged } from "../../platform/http/envelope.js";
+import { ApiError } from "../../platform/http/errors.js";
+import { callerOf } from "../auth/index.js";
+import {
+  type ConversionInput,
+  ConversionInputError,
+  readConversion,
+  type ValidConversion,
+} from "./conversion-input.js";
+import { getConversion, listConversions } from "./conversion-service.js";
+import { pageViewsFor } from "./page-views.js";
+import {
+  ConversionDetail,
+  ConversionId,
+  ConversionListQuery,
+  Conversion as ConversionSchema,
+  NewConversionsBody,
+  RecordedBatch,
+  RecordedConversion,
+} from "./schemas.js";
+import type { Tracking } from "./tracking.js";
+
+/** Reads every item, so a bad one is a 400 naming it (`items[3].currency`) before anything is written. */
+export function readConversions(inputs: ConversionInput[], batch: boolean, now: Date): ValidConversion[] {
+  try {
+    return inputs.map((input, i) => readConversion(input, batch ? `items[${i}].` : "", now));
+  } catch (error) {
+    if (error instanceof ConversionInputError) throw ApiError.validation(error.path, error.reason);
+    throw error;
+  }
+}
+
+/** POST/GET /conversions: conversions recorded by API, one or a batch, and read back. */
+export function conversionRoutes(ctx: AppContext, tracking: Tracking): FastifyPluginAsyncTypebox {
+  return async (app) => {
+    app.post(
+      "/conversions",
+      {
+        config: { permission: "conversions.update" },
+        schema: {
+          tags: ["Conversions"],
+          summary: "Record one conversion, or a batch of up to 1,000 as { items: [...] }",
+          description:
+            "Written synchronously in one transaction. A repeated externalId answers the first record with " +
+            "duplicate: true and records nothing. A clickId unknown in the tenant is recorded with attributed: false.",
+          body: NewConversionsBody,
+          response: {
+            200: Envelope(Type.Union([RecordedConversion, RecordedBatch])),
+            201: Envelope(Type.Union([RecordedConversion, RecordedBatch])),
+            ...errorResponses,
+          },
+        },
+      },
+      async (request, reply) => {
+        const tenantId = callerOf(request).tenantId;
+        const { items, ...single } = request.body;
+        const batch = items !== undefined;
+        if (batch && Object.keys(single).length > 0) {
+          throw ApiError.validation(Object.keys(single)[0] ?? "items", "must not be sent beside items");
+        }
+        if (!batch && single.type === undefined) throw ApiError.validation("type", "is required");
+        const valid = readConversions(batch ? items : [single], batch, ctx.clock.now());
+        const recorded = await tracking.recordConversions(tenantId, valid);
+        const answers = recorded.map((r) => ({ ...r.conversion, duplicate: r.duplicate }));
+        const created = answers.filter((a) => !a.duplicate).length;
+        const status = created > 0 ? 201 : 200;
+        if (batch) {
+          const message = `${created} recorded, ${answers.length - created} duplicate`;
+          return reply
+            .status(status)
+            .send(ok({ items: answers, created, duplicates: answers.length - created }, message));
+        }
+        const [answer] = answers;
+        if (!answer) throw new Error("recording a conversion returned nothing");
+        const note = answer.duplicate
+          ? "Duplicate externalId: this is the first record; nothing new was recorded"
+          : answer.attributed
+            ? "Recorded"
+            : "Recorded unattributed: no known click";
+        return reply.status(status).send(ok(answer, note));
+      },
+    );
+
+    app.get(
+      "/conversions",
+      {
+        config: { permission: "conversions.read" },
+        schema: {
+          tags: ["Conversions"],
+          summary: "Conversions, newest first; the date range applies to occurredAt",
+          querystring: ConversionListQuery,
+          response: { 200: PagedEnvelope(ConversionSchema), ...errorResponses },
+        },
+      },
+      async (request) => {
+        const { dateFrom, dateTo, ...rest } = request.query;
+        const { from, to } = parseDateRange(["dateFrom", "dateTo"], dateFrom, dateTo);
+        const { items, total } = await listConversions(ctx.db, callerOf(request).tenantId, { ...rest, from, to });
+        return paged(items, request.query, total);
+      },
+    );
+
+    app.get(
+      "/conversions/:id",
+      {
+        config: { permission: "conversions.read" },
+        schema: {
+          tags: ["Conversions"],
+          summary: "One conversion with the page views that led to it",
+          params: ConversionId,
+          response: { 200: Envelope(ConversionDetail), ...errorResponses },
+        },
+      },
+      async (request) => {
+        const tenantId = callerOf(request).tenantId;
+        const conversion = await getConversion(ctx.db, tenantId, request.params.id);
+        if (!conversion) throw ApiError.notFound("Conversion", request.params.id);
+        const pageViews =
+          conversion.clickId === null
+            ? []
+            : await pageViewsFor(ctx.db, tenantId, conversion.clickId, new Date(conversion.occurredAt));
+        return ok({ ...conversion, pageViews });
+      },
+    );
+  };
+}

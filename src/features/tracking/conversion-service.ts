@@ -1,0 +1,230 @@
+import type { Queryable } from "../../platform/db/index.js";
+import { selectPage } from "../../platform/db/paging.js";
+import { newId } from "../../platform/ids.js";
+import type { ValidConversion } from "./conversion-input.js";
+import { type AttributionSource, attributionSourceOf, type ConversionType } from "./conversion-types.js";
+import { RollupBatch } from "./rollups.js";
+
+export interface ConversionRecord {
+  id: string;
+  type: ConversionType;
+  eventName: string;
+  value: number;
+  currency: string | null;
+  clickId: string | null;
+  externalId: string | null;
+  attributed: boolean;
+  attributionSource: AttributionSource;
+  accountId: number | null;
+  brandId: number | null;
+  programId: number | null;
+  linkId: number | null;
+  trafficSourceId: number | null;
+  trackerId: number | null;
+  occurredAt: string;
+  recordedAt: string;
+}
+
+/** Called for every new (not duplicate) conversion inside the transaction that records it. */
+export type ConversionHook = (tx: Queryable, conversion: ConversionRecord) => Promise<void>;
+
+interface ClickRow {
+  id: string;
+  account_id: string;
+  brand_id: string;
+  program_id: string;
+  link_id: string;
+  traffic_source_id: string;
+  tracker_id: string | null;
+  country: string | null;
+  gclid: string | null;
+  fbclid: string | null;
+  msclkid: string | null;
+  obclid: string | null;
+}
+
+interface ConversionRow {
+  id: string;
+  type: ConversionType;
+  event_name: string;
+  value: string;
+  currency: string | null;
+  click_id: string | null;
+  external_id: string | null;
+  attributed: boolean;
+  attribution_source: AttributionSource;
+  account_id: string | null;
+  brand_id: string | null;
+  program_id: string | null;
+  link_id: string | null;
+  traffic_source_id: string | null;
+  tracker_id: string | null;
+  occurred_at: Date;
+  recorded_at: Date;
+}
+
+const idOrNull = (value: string | null): number | null => (value === null ? null : Number(value));
+
+function toRecord(row: ConversionRow): ConversionRecord {
+  return {
+    id: row.id,
+    type: row.type,
+    eventName: row.event_name,
+    value: Number(row.value),
+    currency: row.currency,
+    clickId: row.click_id,
+    externalId: row.external_id,
+    attributed: row.attributed,
+    attributionSource: row.attribution_source,
+    accountId: idOrNull(row.account_id),
+    brandId: idOrNull(row.brand_id),
+    programId: idOrNull(row.program_id),
+    linkId: idOrNull(row.link_id),
+    trafficSourceId: idOrNull(row.traffic_source_id),
+    trackerId: idOrNull(row.tracker_id),
+    occurredAt: new Date(row.occurred_at).toISOString(),
+    recordedAt: new Date(row.recorded_at).toISOString(),
+  };
+}
+
+async function loadClicks(db: Queryable, tenantId: string, clickIds: string[]): Promise<Map<string, ClickRow>> {
+  if (clickIds.length === 0) return new Map();
+  const rows = await db.query<ClickRow>(
+    `select id, account_id, brand_id, program_id, link_id, traffic_source_id, tracker_id, country,
+            gclid, fbclid, msclkid, obclid
+       from clicks where tenant_id = $1 and id = any($2::text[])`,
+    [tenantId, clickIds],
+  );
+  return new Map(rows.map((row) => [row.id, row]));
+}
+
+export interface RecordedConversion {
+  conversion: ConversionRecord;
+  /** True when the externalId was seen before: this is the first record, nothing new was written. */
+  duplicate: boolean;
+}
+
+/**
+ * Records conversions in the caller's transaction: each is attributed to its click when the
+ * tenant has it, idempotent on externalId, added to the daily rollups, and handed to the hooks
+ * (outbox rows of outgoing webhooks) in this same transaction.
+ */
+export async function recordConversions(
+  tx: Queryable,
+  tenantId: string,
+  items: ValidConversion[],
+  now: Date,
+  hooks: readonly ConversionHook[] = [],
+): Promise<RecordedConversion[]> {
+  const clickIds = [...new Set(items.flatMap((item) => (item.clickId === null ? [] : [item.clickId])))];
+  const clicks = await loadClicks(tx, tenantId, clickIds);
+  const rollups = new RollupBatch();
+  const results: RecordedConversion[] = [];
+  for (const item of items) {
+    const click = item.clickId === null ? null : (clicks.get(item.clickId) ?? null);
+    const [row] = await tx.query<ConversionRow>(
+      `insert into conversions (id, tenant_id, type, event_name, value, currency, click_id, external_id, attributed,
+         attribution_source, account_id, brand_id, program_id, link_id, traffic_source_id, tracker_id, country,
+         occurred_at, recorded_at)
+       values ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15, $16, $17, $18, $19)
+       on conflict (tenant_id, external_id) where external_id is not null do nothing
+       returning *`,
+      [
+        newId("cnv"),
+        tenantId,
+        item.type,
+        item.eventName,
+        item.value,
+        item.currency,
+        item.clickId,
+        item.externalId,
+        click !== null,
+        attributionSourceOf(click),
+        click?.account_id ?? null,
+        click?.brand_id ?? null,
+        click?.program_id ?? null,
+        click?.link_id ?? null,
+        click?.traffic_source_id ?? null,
+        click?.tracker_id ?? null,
+        click?.country ?? null,
+        item.occurredAt,
+        now,
+      ],
+    );
+    if (!row) {
+      const [first] = await tx.query<ConversionRow>(
+        "select * from conversions where tenant_id = $1 and external_id = $2",
+        [tenantId, item.externalId],
+      );
+      if (!first) throw new Error("conversion conflicted on externalId but the first record is missing");
+      results.push({ conversion: toRecord(first), duplicate: true });
+      continue;
+    }
+    const conversion = toRecord(row);
+    rollups.add(
+      {
+        tenantId,
+        day: item.occurredAt.toISOString().slice(0, 10),
+        accountId: conversion.accountId ?? 0,
+        linkId: conversion.linkId ?? 0,
+        brandId: conversion.brandId ?? 0,
+        programId: conversion.programId ?? 0,
+        trafficSourceId: conversion.trafficSourceId ?? 0,
+        trackerId: conversion.trackerId ?? 0,
+        country: click?.country ?? "",
+      },
+      { type: item.type, amount: item.value },
+    );
+    for (const hook of hooks) await hook(tx, conversion);
+    results.push({ conversion, duplicate: false });
+  }
+  await rollups.write(tx);
+  return results;
+}
+
+export async function getConversion(db: Queryable, tenantId: string, id: string): Promise<ConversionRecord | null> {
+  const [row] = await db.query<ConversionRow>("select * from conversions where tenant_id = $1 and id = $2", [
+    tenantId,
+    id,
+  ]);
+  return row ? toRecord(row) : null;
+}
+
+export interface ConversionFilter {
+  offset: number;
+  limit: number;
+  type?: ConversionType | undefined;
+  clickId?: string | undefined;
+  from?: Date | undefined;
+  to?: Date | undefined;
+}
+
+/** Newest first by occurredAt; the date range applies to occurredAt (inclusive). */
+export async function listConversions(
+  db: Queryable,
+  tenantId: string,
+  filter: ConversionFilter,
+): Promise<{ items: ConversionRecord[]; total: number }> {
+  const params: unknown[] = [tenantId];
+  const where = ["c.tenant_id = $1"];
+  const add = (condition: string, value: unknown) => {
+    params.push(value);
+    where.push(condition.replace("$", `$${params.length}`));
+  };
+  if (filter.type !== undefined) add("c.type = $", filter.type);
+  if (filter.clickId !== undefined) add("c.click_id = $", filter.clickId);
+  if (filter.from !== undefined) add("c.occurred_at >= $", filter.from);
+  if (filter.to !== undefined) add("c.occurred_at <= $", filter.to);
+  const { rows, total } = await selectPage<ConversionRow>(
+    db,
+    {
+      select: "c.*",
+      from: "conversions c",
+      where: where.join(" and "),
+      params,
+      orderBy: "c.occurred_at desc, c.id desc",
+    },
+    filter,
+  );
+  return { items: rows.map(toRecord), total };
+}

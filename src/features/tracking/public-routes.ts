@@ -1,0 +1,180 @@
+import type { FastifyInstance, FastifyReply } from "fastify";
+import { Type } from "typebox";
+import type { AppContext } from "../../context.js";
+import { sha256Hex } from "../../platform/crypto.js";
+import { clickRoute } from "./click-route.js";
+import { type ConversionInput, ConversionInputError, readConversion } from "./conversion-input.js";
+import { recordPageView } from "./page-views.js";
+import type { Tracking } from "./tracking.js";
+
+const PostbackParams = Type.Object({ postbackKey: Type.String({ maxLength: 200 }) });
+const PostbackFields = Type.Object(
+  {
+    clickId: Type.Optional(Type.String()),
+    type: Type.Optional(Type.String()),
+    value: Type.Optional(Type.String()),
+    currency: Type.Optional(Type.String()),
+    eventName: Type.Optional(Type.String()),
+    externalId: Type.Optional(Type.String()),
+    occurredAt: Type.Optional(Type.String()),
+  },
+  { additionalProperties: true },
+);
+const PostbackAnswer = Type.Object({
+  status: Type.Enum(["ok", "duplicate", "error"]),
+  message: Type.String(),
+  conversionId: Type.Optional(Type.String()),
+  attributed: Type.Optional(Type.Boolean()),
+});
+const PageViewBody = Type.Object({
+  clickId: Type.String({ minLength: 1, maxLength: 100 }),
+  url: Type.String({ minLength: 1, maxLength: 2048 }),
+  title: Type.Optional(Type.Union([Type.String({ maxLength: 500 }), Type.Null()])),
+  referrer: Type.Optional(Type.Union([Type.String({ maxLength: 2048 }), Type.Null()])),
+});
+const PageViewAnswer = Type.Object({
+  status: Type.Enum(["ok", "error"]),
+  message: Type.String(),
+  id: Type.Optional(Type.String()),
+});
+
+function refuse(reply: FastifyReply, status: number, message: string) {
+  return reply.status(status).send({ status: "error", message });
+}
+
+function fieldsOf(source: unknown): ConversionInput {
+  if (typeof source !== "object" || source === null) return {};
+  const fields = source as Record<string, unknown>;
+  const first = (value: unknown) => (Array.isArray(value) ? value[0] : value);
+  return {
+    type: first(fields.type),
+    clickId: first(fields.clickId),
+    value: first(fields.value),
+    currency: first(fields.currency),
+    eventName: first(fields.eventName),
+    externalId: first(fields.externalId),
+    occurredAt: first(fields.occurredAt),
+  };
+}
+
+/** The tracking endpoints outside /api: click redirect, postbacks from programs, page views. */
+export function trackingPublicRoutes(ctx: AppContext, tracking: Tracking) {
+  return async (app: FastifyInstance) => {
+    // Programs post forms; browsers' sendBeacon posts text/plain holding JSON.
+    app.addContentTypeParser("application/x-www-form-urlencoded", { parseAs: "string" }, (_request, body, done) => {
+      done(null, Object.fromEntries(new URLSearchParams(String(body))));
+    });
+    app.addContentTypeParser("text/plain", { parseAs: "string" }, (_request, body, done) => {
+      try {
+        done(null, JSON.parse(String(body)));
+      } catch {
+        done(Object.assign(new Error("Body is not valid JSON"), { statusCode: 400 }), undefined);
+      }
+    });
+
+    clickRoute(app, { cache: tracking.cache, clicks: tracking.clicks, clock: ctx.clock });
+
+    const postback = async (key: string, fields: ConversionInput, reply: FastifyReply): Promise<FastifyReply> => {
+      const [tenant] = await ctx.db.query<{ id: string }>("select id from tenants where postback_key_hash = $1", [
+        sha256Hex(key),
+      ]);
+      if (!tenant) return refuse(reply, 404, "Unknown postback key");
+      let item: ReturnType<typeof readConversion>;
+      try {
+        item = readConversion(fields, "", ctx.clock.now());
+      } catch (error) {
+        if (error instanceof ConversionInputError) return refuse(reply, 400, error.message);
+        throw error;
+      }
+      const [recorded] = await tracking.recordConversions(tenant.id, [item]);
+      if (!recorded) throw new Error("recording a conversion returned nothing");
+      const { conversion, duplicate } = recorded;
+      return reply.status(duplicate ? 200 : 201).send({
+        status: duplicate ? "duplicate" : "ok",
+        message: duplicate
+          ? "Duplicate externalId: nothing new was recorded"
+          : conversion.attributed
+            ? "Recorded"
+            : "Recorded unattributed: no known click",
+        conversionId: conversion.id,
+        attributed: conversion.attributed,
+      });
+    };
+    const postbackSchema = {
+      tags: ["Tracking"],
+      params: PostbackParams,
+      response: { 200: PostbackAnswer, 201: PostbackAnswer, 400: PostbackAnswer, 404: PostbackAnswer },
+    };
+
+    app.get<{ Params: { postbackKey: string }; Querystring: Record<string, unknown> }>(
+      "/postback/:postbackKey",
+      {
+        schema: {
+          ...postbackSchema,
+          summary: "Conversion postback from a program (query parameters)",
+          description:
+            "postbackKey is the tenant's postback secret. Parameters: clickId, type, value, currency, eventName, " +
+            "externalId, occurredAt. Answers its own JSON, not the envelope.",
+          querystring: PostbackFields,
+        },
+      },
+      (request, reply) => postback(request.params.postbackKey, fieldsOf(request.query), reply),
+    );
+
+    app.post<{ Params: { postbackKey: string }; Body: Record<string, unknown> }>(
+      "/postback/:postbackKey",
+      {
+        schema: {
+          ...postbackSchema,
+          summary: "Conversion postback from a program (JSON or form body)",
+          body: PostbackFields,
+        },
+      },
+      // Values in the query string count too, for programs that post with parameters in the URL.
+      (request, reply) =>
+        postback(
+          request.params.postbackKey,
+          fieldsOf({ ...(request.query as object), ...(request.body ?? {}) }),
+          reply,
+        ),
+    );
+
+    const cors = (reply: FastifyReply) =>
+      reply
+        .header("access-control-allow-origin", "*")
+        .header("access-control-allow-methods", "POST, OPTIONS")
+        .header("access-control-allow-headers", "content-type")
+        .header("access-control-max-age", "86400");
+
+    app.options("/collect", { schema: { hide: true } }, (_request, reply) => cors(reply).status(204).send());
+
+    app.post<{ Body: { clickId: string; url: string; title?: string | null; referrer?: string | null } }>(
+      "/collect",
+      {
+        schema: {
+          tags: ["Tracking"],
+          summary: "Record a page view against a click id (CORS open: called from landing pages)",
+          body: PageViewBody,
+          response: { 201: PageViewAnswer, 400: PageViewAnswer, 404: PageViewAnswer },
+        },
+        onRequest: (_request, reply, done) => {
+          cors(reply);
+          done();
+        },
+      },
+      async (request, reply) => {
+        const { clickId, url, title, referrer } = request.body;
+        const now = ctx.clock.now();
+        // The landing page can report before the click is written: make sure it is first.
+        await tracking.ensureClicksWritten([clickId]);
+        const id = await recordPageView(
+          ctx.db,
+          { clickId, url, title: title ?? null, referrer: referrer ?? null },
+          now,
+        );
+        if (id === null) return refuse(reply, 404, `Unknown click id '${clickId}'`);
+        return reply.status(201).send({ status: "ok", message: "Recorded", id });
+      },
+    );
+  };
+}

@@ -1,0 +1,125 @@
+import { Type } from "typebox";
+import { DateParam } from "../../platform/http/dates.js";
+import { PageQuery } from "../../platform/http/envelope.js";
+import { ATTRIBUTION_SOURCES, CONVERSION_TYPES } from "./conversion-types.js";
+
+export const ConversionTypeName = Type.Enum(CONVERSION_TYPES);
+const NullableId = Type.Unsafe<number | null>({ type: ["integer", "null"] });
+const NullableText = Type.Union([Type.String(), Type.Null()]);
+
+const conversionFields = {
+  type: ConversionTypeName,
+  clickId: Type.Optional(Type.Union([Type.String({ maxLength: 100 }), Type.Null()])),
+  value: Type.Optional(
+    Type.Union([Type.Number(), Type.String({ maxLength: 40 }), Type.Null()], {
+      description: "Amount, at most 4 decimal places; negative only for commissions",
+    }),
+  ),
+  currency: Type.Optional(
+    Type.Union([Type.String({ maxLength: 3, description: "ISO 4217; required when value is not 0" }), Type.Null()]),
+  ),
+  eventName: Type.Optional(Type.Union([Type.String({ maxLength: 100 }), Type.Null()])),
+  externalId: Type.Optional(
+    Type.Union([
+      Type.String({ maxLength: 200, description: "Makes the conversion idempotent per tenant" }),
+      Type.Null(),
+    ]),
+  ),
+  occurredAt: Type.Optional(Type.Union([Type.String({ description: "ISO 8601; default now" }), Type.Null()])),
+};
+
+export const NewConversion = Type.Object(conversionFields, { additionalProperties: false });
+
+/** One conversion, or `{ items: [...] }` with up to 1,000. */
+export const NewConversionsBody = Type.Object(
+  {
+    ...Type.Partial(NewConversion).properties,
+    items: Type.Optional(Type.Array(NewConversion, { minItems: 1, maxItems: 1000 })),
+  },
+  { additionalProperties: false, description: "One conversion object, or { items: [...] } (at most 1,000)" },
+);
+
+export const Conversion = Type.Object({
+  id: Type.String(),
+  type: ConversionTypeName,
+  eventName: Type.String(),
+  value: Type.Number(),
+  currency: NullableText,
+  clickId: NullableText,
+  externalId: NullableText,
+  attributed: Type.Boolean({ description: "False when clickId is absent or unknown in the tenant" }),
+  attributionSource: Type.Enum(ATTRIBUTION_SOURCES),
+  accountId: NullableId,
+  brandId: NullableId,
+  programId: NullableId,
+  linkId: NullableId,
+  trafficSourceId: NullableId,
+  trackerId: NullableId,
+  occurredAt: Type.String({ format: "date-time" }),
+  recordedAt: Type.String({ format: "date-time" }),
+});
+
+export const RecordedConversion = Type.Object({
+  ...Conversion.properties,
+  duplicate: Type.Boolean({ description: "True when externalId was seen before: this is the first record" }),
+});
+
+export const RecordedBatch = Type.Object({
+  items: Type.Array(RecordedConversion),
+  created: Type.Integer(),
+  duplicates: Type.Integer(),
+});
+
+export const PageView = Type.Object({
+  url: Type.String(),
+  title: NullableText,
+  referrer: NullableText,
+  at: Type.String({ format: "date-time" }),
+});
+
+export const ConversionDetail = Type.Object({
+  ...Conversion.properties,
+  pageViews: Type.Array(PageView, { description: "Page views of the click up to the conversion" }),
+});
+
+export const ConversionListQuery = Type.Object(
+  {
+    ...PageQuery.properties,
+    type: Type.Optional(ConversionTypeName),
+    clickId: Type.Optional(Type.String({ maxLength: 100 })),
+    dateFrom: Type.Optional(DateParam),
+    dateTo: Type.Optional(DateParam),
+  },
+  { additionalProperties: false },
+);
+
+export const ConversionId = Type.Object({ id: Type.String({ maxLength: 100 }) });
+
+export const LinkGeneratorParams = Type.Object({
+  brandLinkId: Type.Integer({ minimum: 1 }),
+  trafficSourceId: Type.Integer({ minimum: 1 }),
+});
+
+export const LinkGeneratorQuery = Type.Object(
+  {
+    tracker: Type.Optional(
+      Type.String({
+        maxLength: 200,
+        description: "Tracker id (digits only) or name (4-50 characters; a new name is created on the first click)",
+      }),
+    ),
+  },
+  { additionalProperties: false },
+);
+
+export const GeneratedLink = Type.Object({
+  url: Type.String({ description: "The tracking URL, lower-cased" }),
+  tracker: Type.Union([
+    Type.Object({
+      id: NullableId,
+      name: Type.String(),
+      isNew: Type.Boolean({ description: "Not yet a tracker: it becomes one on the first click" }),
+    }),
+    Type.Null(),
+  ]),
+});
