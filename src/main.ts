@@ -1,6 +1,7 @@
 import { buildApp } from "./app.js";
 import { ConfigError, loadConfig } from "./config.js";
 import { seedDemo } from "./features/demo/seed.js";
+import { generateTraffic } from "./features/demo/traffic.js";
 import { migrate, openDatabase } from "./platform/db/index.js";
 import { type BackgroundRole, startHeartbeat } from "./platform/heartbeat.js";
 import { startScheduler } from "./platform/scheduler.js";
@@ -8,6 +9,7 @@ import { loadOrCreateSecret } from "./platform/secrets.js";
 import { parseRoles } from "./roles.js";
 
 const SHUTDOWN_GRACE_MS = 15_000;
+const DEMO_TRAFFIC = { days: 30, clicks: 20_000 };
 
 async function main(): Promise<void> {
   const config = loadConfig(process.env);
@@ -29,6 +31,11 @@ async function main(): Promise<void> {
 
   // Seeded only once the service is up, so its one-time secrets are never lost to a failed start.
   const demo = config.seedDemo ? await seedDemo(ctx) : null;
+  if (demo) {
+    // Enough traffic that reports are not empty; `npm run seed` makes more.
+    const traffic = await generateTraffic(db, demo.tenantId, { ...DEMO_TRAFFIC, now: ctx.clock.now() });
+    log.info(traffic, "demo traffic generated");
+  }
 
   const base = config.publicBaseUrl;
   const lines = [
@@ -50,6 +57,8 @@ async function main(): Promise<void> {
       `  Demo login:    ${demo.email} / ${demo.password}   (POST /api/v1/auth)`,
       `  Demo API key:  ${demo.apiKey}   (scope reports.read; Authorization: ApiKey <key>)`,
       `  Legacy key:    ${demo.legacyApiKey}   (no scopes)`,
+      `  Postback URL:  ${base}/postback/${demo.postbackKey}?clickId=<clickId>&type=Deposit&value=10&currency=EUR`,
+      `  Demo traffic:  ${DEMO_TRAFFIC.clicks} clicks over the last ${DEMO_TRAFFIC.days} days; npm run seed makes more`,
     );
   } else if (config.seedDemo) {
     lines.push("", "Demo tenant already exists; its login and key were printed at first start.");

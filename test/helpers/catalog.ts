@@ -9,7 +9,12 @@ export interface CatalogFixture {
 }
 
 /** Creates one catalog row through the API and returns its id (throws with the answer otherwise). */
-export async function createVia(t: TestApp, who: Tenancy, path: string, payload: Record<string, unknown>): Promise<number> {
+export async function createVia(
+  t: TestApp,
+  who: Tenancy,
+  path: string,
+  payload: Record<string, unknown>,
+): Promise<number> {
   const res = await t.call({ method: "POST", url: `/api/v1/${path}`, headers: { authorization: who.apiKey }, payload });
   if (res.statusCode !== 201) throw new Error(`POST /api/v1/${path} answered ${res.statusCode}: ${res.body}`);
   return res.json().data.id as number;

@@ -44,13 +44,18 @@ function checkUrl(name: string, value: unknown): void {
   }
 }
 
-/** Every referenced id must be a row of the caller's tenant; the message names the field. */
+/**
+ * Every referenced id must be a row of the caller's tenant; the message names the field.
+ * The rows are locked (for share) until the change commits: a delete in flight on another
+ * node is waited for (then the row is gone, 400), and a delete that comes later waits and then
+ * sees the new use (409). Without it, brand_ids (no foreign key) could point at a deleted brand.
+ */
 async function checkReference(db: Queryable, tenantId: string, name: string, field: FieldDef, value: unknown) {
   if (!field.ref || value === null || value === undefined) return;
   const ids = (Array.isArray(value) ? value : [value]).map(Number);
   if (ids.length === 0) return;
   const found = await db.query<{ id: string | number }>(
-    `select id from ${field.ref.table} where tenant_id = $1 and id = any($2::bigint[])`,
+    `select id from ${field.ref.table} where tenant_id = $1 and id = any($2::bigint[]) for share`,
     [tenantId, ids],
   );
   const known = new Set(found.map((r) => Number(r.id)));

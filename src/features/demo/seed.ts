@@ -7,6 +7,7 @@ export const DEMO_TENANT = "Demo Tenant";
 export const DEMO_EMAIL = "demo@example.com";
 
 export interface DemoCredentials {
+  tenantId: string;
   email: string;
   password: string;
   apiKey: string;
@@ -44,6 +45,7 @@ export async function seedDemo(ctx: Pick<AppContext, "db" | "clock">): Promise<D
     const key = await createApiToken(tx, tenant.id, { name: "Demo key", scopes: ["reports.read"] }, creator, now);
     const legacy = await createApiToken(tx, tenant.id, { name: "Demo legacy key" }, creator, now);
     return {
+      tenantId: tenant.id,
       email: DEMO_EMAIL,
       password,
       apiKey: key.token,

@@ -1,6 +1,10 @@
 export type { ClickBufferOptions } from "./click-buffer.js";
+export type { Click } from "./click-writer.js";
+export { writeClicks } from "./click-writer.js";
+export { type ConversionInput, readConversion } from "./conversion-input.js";
 export { conversionRoutes } from "./conversion-routes.js";
 export type { ConversionHook, ConversionRecord } from "./conversion-service.js";
+export { recordConversions } from "./conversion-service.js";
 export { COMMISSION_TYPES, CONVERSION_TYPES, type ConversionType } from "./conversion-types.js";
 export { linkGeneratorRoutes } from "./link-generator.js";
 export { pageViewsFor } from "./page-views.js";

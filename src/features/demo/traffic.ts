@@ -1,0 +1,218 @@
+import type { Db, Queryable } from "../../platform/db/index.js";
+import { newId } from "../../platform/ids.js";
+import { createItem, RESOURCE_BY_TABLE } from "../catalog/index.js";
+import { type Click, type ConversionInput, readConversion, recordConversions, writeClicks } from "../tracking/index.js";
+
+export interface TrafficOptions {
+  days: number;
+  clicks: number;
+  /** The traffic ends here; it starts `days` days before. */
+  now: Date;
+  /** Same seed, same traffic. */
+  seed?: number;
+  /** Clicks per transaction. */
+  batchSize?: number;
+  onProgress?: (progress: { clicks: number; conversions: number }) => void;
+}
+
+export interface TrafficSummary {
+  clicks: number;
+  conversions: number;
+  links: number;
+  trafficSources: number;
+}
+
+/** mulberry32: a small, fast, seedable generator, so a seeded run can be repeated exactly. */
+function random(seed: number): () => number {
+  let state = seed >>> 0;
+  return () => {
+    state = (state + 0x6d2b79f5) >>> 0;
+    let t = state;
+    t = Math.imul(t ^ (t >>> 15), t | 1);
+    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
+    return ((t ^ (t >>> 14)) >>> 0) / 4_294_967_296;
+  };
+}
+
+const BRANDS = ["Lucky Star Casino", "Goal Rush Sports", "Velvet Poker", "Nova Bingo"];
+const PROGRAMS = ["Star Partners", "Rush Affiliates", "Velvet Network"];
+const SOURCES = ["Google Ads", "Meta Ads", "Microsoft Ads", "Outbrain", "SEO blog"];
+const TRACKERS = ["spring-promo", "newsletter", "homepage-banner", "review-page", "top-list", "retargeting"];
+const COUNTRIES = ["GB", "DE", "CA", "SE", "NO", "FI", "IE", "NZ", "", ""];
+const AGENTS = [
+  "Mozilla/5.0 (Windows NT 10.0; Win64; x64) AppleWebKit/537.36 (KHTML, like Gecko) Chrome/130.0 Safari/537.36",
+  "Mozilla/5.0 (iPhone; CPU iPhone OS 18_1 like Mac OS X) AppleWebKit/605.1.15 (KHTML, like Gecko) Version/18.1 Mobile/15E148 Safari/604.1",
+  "Mozilla/5.0 (Macintosh; Intel Mac OS X 14_6) AppleWebKit/605.1.15 (KHTML, like Gecko) Version/18.0 Safari/605.1.15",
+  "Mozilla/5.0 (Linux; Android 15; Pixel 9) AppleWebKit/537.36 (KHTML, like Gecko) Chrome/130.0 Mobile Safari/537.36",
+];
+
+interface Catalog {
+  links: { linkId: number; accountId: number; brandId: number; programId: number }[];
+  sources: number[];
+}
+
+async function existingCatalog(db: Queryable, tenantId: string): Promise<Catalog> {
+  const links = await db.query<{ id: string; account_id: string; brand_id: string; program_id: string }>(
+    `select l.id, l.account_id, l.brand_id, a.program_id from links l join accounts a on a.id = l.account_id
+      where l.tenant_id = $1 order by l.id`,
+    [tenantId],
+  );
+  const sources = await db.query<{ id: string }>("select id from traffic_sources where tenant_id = $1 order by id", [
+    tenantId,
+  ]);
+  return {
+    links: links.map((l) => ({
+      linkId: Number(l.id),
+      accountId: Number(l.account_id),
+      brandId: Number(l.brand_id),
+      programId: Number(l.program_id),
+    })),
+    sources: sources.map((s) => Number(s.id)),
+  };
+}
+
+/** A catalog of brands, programs, accounts, links, sources and trackers, made by the catalog service. */
+async function createCatalog(db: Db, tenantId: string, at: Date): Promise<void> {
+  const change = { tenantId, actor: { type: "system", name: "seed" } as const, at };
+  await db.transaction(async (tx) => {
+    const create = (table: keyof typeof RESOURCE_BY_TABLE, input: Record<string, unknown>) =>
+      createItem(tx, RESOURCE_BY_TABLE[table], input, change).then((item) => item.id);
+    const brands: number[] = [];
+    for (const name of BRANDS) brands.push(await create("brands", { name }));
+    for (const [p, name] of PROGRAMS.entries()) {
+      const offered = brands.filter((_, b) => b % PROGRAMS.length === p || b === PROGRAMS.length);
+      const programId = await create("programs", { name, brandIds: offered });
+      for (const suffix of ["main", "backup"]) {
+        const accountId = await create("accounts", {
+          name: `${name} ${suffix}`,
+          programId,
+          username: `aff-${p + 1}-${suffix}`,
+          status: suffix === "main" ? "active" : "inactive",
+        });
+        for (const brandId of offered) {
+          const slug = BRANDS[brands.indexOf(brandId)]?.toLowerCase().replace(/\W+/g, "-") ?? "brand";
+          await create("links", {
+            accountId,
+            brandId,
+            name: `${slug} ${suffix}`,
+            url: `https://${slug}.example/welcome?btag={clickId}&acc=${accountId}`,
+          });
+        }
+      }
+    }
+    for (const name of SOURCES) await create("traffic_sources", { name, url: null });
+    for (const name of TRACKERS) await create("trackers", { name });
+  });
+}
+
+/** The conversions a click leads to: most none, some a signup, fewer a first deposit, and so on. */
+function conversionsOf(rand: () => number, click: Click, now: Date): ConversionInput[] {
+  const out: ConversionInput[] = [];
+  if (rand() > 0.08) return out;
+  const later = (minutes: number) => {
+    const at = new Date(Math.min(click.at.getTime() + minutes * 60_000, now.getTime()));
+    return at.toISOString();
+  };
+  const base = { clickId: click.id, currency: "EUR" };
+  out.push({ ...base, type: "Signup", externalId: `su-${click.id}`, occurredAt: later(5 + rand() * 60) });
+  if (rand() < 0.35) {
+    const deposit = (20 + Math.floor(rand() * 480)).toFixed(2);
+    out.push({
+      ...base,
+      type: "FirstTimeDeposit",
+      value: deposit,
+      externalId: `ftd-${click.id}`,
+      occurredAt: later(90),
+    });
+    out.push({
+      ...base,
+      type: "CpaCommission",
+      value: "150.00",
+      externalId: `cpa-${click.id}`,
+      occurredAt: later(1440),
+    });
+    if (rand() < 0.5) out.push({ ...base, type: "Qualifier", externalId: `q-${click.id}`, occurredAt: later(2000) });
+    const deposits = Math.floor(rand() * 4);
+    for (let i = 0; i < deposits; i++) {
+      const amount = (10 + Math.floor(rand() * 290)).toFixed(2);
+      out.push({
+        ...base,
+        type: "Deposit",
+        value: amount,
+        externalId: `dep-${click.id}-${i}`,
+        occurredAt: later(3000 + i * 1440),
+      });
+      const share = (Number(amount) * 0.25).toFixed(2);
+      out.push({
+        ...base,
+        type: "RevShareCommission",
+        value: share,
+        externalId: `rs-${click.id}-${i}`,
+        occurredAt: later(3000 + i * 1440),
+      });
+    }
+  }
+  return out;
+}
+
+/**
+ * Fills a tenant with traffic through the tracking code paths: clicks go through the click
+ * writer (tracker creation, unique visitors, rollups), conversions through validation and the
+ * conversion service (attribution, idempotency, rollups). Conversion hooks are not run: this is
+ * history, and must not fire today's webhooks.
+ */
+export async function generateTraffic(db: Db, tenantId: string, options: TrafficOptions): Promise<TrafficSummary> {
+  const rand = random(options.seed ?? 20261121);
+  const pick = <T>(list: readonly T[]): T => list[Math.floor(rand() * list.length)] as T;
+  let catalog = await existingCatalog(db, tenantId);
+  if (catalog.links.length === 0 || catalog.sources.length === 0) {
+    await createCatalog(db, tenantId, options.now);
+    catalog = await existingCatalog(db, tenantId);
+  }
+  const batchSize = options.batchSize ?? 5000;
+  const spanMs = options.days * 86_400_000;
+  const start = options.now.getTime() - spanMs;
+  let clicks = 0;
+  let conversions = 0;
+  while (clicks < options.clicks) {
+    const batch: Click[] = [];
+    const size = Math.min(batchSize, options.clicks - clicks);
+    for (let i = 0; i < size; i++) {
+      const link = pick(catalog.links);
+      const sourceIndex = Math.floor(rand() * catalog.sources.length);
+      const roll = rand();
+      batch.push({
+        id: newId("clk"),
+        tenantId,
+        // Later days get more traffic: a growing account, and recent reports are the busy ones.
+        at: new Date(start + Math.sqrt(rand()) * spanMs),
+        ...link,
+        trafficSourceId: catalog.sources[sourceIndex] as number,
+        trackerId: null,
+        trackerName: rand() < 0.6 ? pick(TRACKERS) : null,
+        gclid: sourceIndex === 0 && roll < 0.9 ? `gclid-${Math.floor(rand() * 1e12)}` : null,
+        fbclid: sourceIndex === 1 && roll < 0.9 ? `fb-${Math.floor(rand() * 1e12)}` : null,
+        msclkid: sourceIndex === 2 && roll < 0.9 ? `ms-${Math.floor(rand() * 1e12)}` : null,
+        obclid: sourceIndex === 3 && roll < 0.9 ? `ob-${Math.floor(rand() * 1e12)}` : null,
+        parameterA: rand() < 0.3 ? `sub${Math.floor(rand() * 20)}` : null,
+        parameterB: null,
+        externalClickId: null,
+        utm: rand() < 0.5 ? { source: "newsletter", medium: "email" } : null,
+        userAgent: pick(AGENTS),
+        ip: `10.${Math.floor(rand() * 8)}.${Math.floor(rand() * 256)}.${Math.floor(rand() * 256)}`,
+        country: pick(COUNTRIES) || null,
+        referrer: rand() < 0.4 ? "https://www.google.com/" : null,
+      });
+    }
+    const inputs = batch.flatMap((click) => conversionsOf(rand, click, options.now));
+    const valid = inputs.map((input) => readConversion(input, "", options.now));
+    await db.transaction(async (tx) => {
+      await writeClicks(tx, batch, options.now);
+      await recordConversions(tx, tenantId, valid, options.now);
+    });
+    clicks += batch.length;
+    conversions += valid.length;
+    options.onProgress?.({ clicks, conversions });
+  }
+  return { clicks, conversions, links: catalog.links.length, trafficSources: catalog.sources.length };
+}

@@ -1,0 +1,69 @@
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { generateTraffic } from "../src/features/demo/traffic.js";
+import { seedTenancy, startTestApp, type Tenancy, type TestApp } from "./helpers/app.js";
+
+let t: TestApp;
+let who: Tenancy;
+
+beforeAll(async () => {
+  t = await startTestApp();
+  who = await seedTenancy(t);
+});
+afterAll(async () => t.close());
+
+async function one<T extends object>(sql: string, params: unknown[]): Promise<T> {
+  const [row] = await t.testDb.db.query<T>(sql, params);
+  if (!row) throw new Error(`no row from ${sql}`);
+  return row;
+}
+
+describe("traffic generator (npm run seed)", () => {
+  it("creates a catalog once and fills the window with clicks and conversions whose rollups match", async () => {
+    const now = new Date("2026-11-21T12:00:00Z");
+    const progress: number[] = [];
+    const first = await generateTraffic(t.testDb.db, who.tenantId, {
+      days: 7,
+      clicks: 2500,
+      now,
+      seed: 7,
+      batchSize: 1000,
+      onProgress: (p) => progress.push(p.clicks),
+    });
+    expect(first.clicks).toBe(2500);
+    expect(progress).toEqual([1000, 2000, 2500]);
+    expect(first.conversions).toBeGreaterThan(0);
+    const second = await generateTraffic(t.testDb.db, who.tenantId, { days: 7, clicks: 500, now, seed: 8 });
+    expect(second.links).toBe(first.links);
+
+    const raw = await one<{ clicks: number; first: Date; last: Date }>(
+      "select count(*)::int as clicks, min(at) as first, max(at) as last from clicks where tenant_id = $1",
+      [who.tenantId],
+    );
+    expect(raw.clicks).toBe(3000);
+    expect(new Date(raw.first).getTime()).toBeGreaterThanOrEqual(now.getTime() - 7 * 86_400_000);
+    expect(new Date(raw.last).getTime()).toBeLessThanOrEqual(now.getTime());
+
+    const rolled = await one<{ clicks: number; unique: number; deposits: number; amount: string }>(
+      `select sum(clicks)::int as clicks, sum(unique_clicks)::int as unique, sum(deposit_count)::int as deposits,
+              sum(deposit_amount)::text as amount
+         from daily_rollups where tenant_id = $1`,
+      [who.tenantId],
+    );
+    const counted = await one<{ unique: number; deposits: number; amount: string }>(
+      `select (select count(*)::int from clicks where tenant_id = $1 and is_unique) as unique,
+              (select count(*)::int from conversions where tenant_id = $1 and type = 'Deposit') as deposits,
+              (select coalesce(sum(value), 0)::text from conversions where tenant_id = $1 and type = 'Deposit') as amount`,
+      [who.tenantId],
+    );
+    expect(rolled.clicks).toBe(3000);
+    expect(rolled.unique).toBe(counted.unique);
+    expect(rolled.deposits).toBe(counted.deposits);
+    expect(Number(rolled.amount)).toBeCloseTo(Number(counted.amount), 4);
+
+    const unattributed = await one<{ n: number }>(
+      "select count(*)::int as n from conversions where tenant_id = $1 and not attributed",
+      [who.tenantId],
+    );
+    expect(unattributed.n).toBe(0);
+  });
+});
