@@ -96,8 +96,16 @@ describe("OpenAPI documents", () => {
       expect(paths).not.toContain("/metrics");
       expect(paths.filter((p) => p.startsWith("/api/admin"))).toEqual([]);
       expect(paths.filter((p) => p.startsWith("/api/swagger") || p.startsWith("/api/docs"))).toEqual([]);
-      // Everything in it is client surface.
-      expect(paths.filter((p) => !p.startsWith("/api/v1/") && !p.startsWith("/api/health"))).toEqual([]);
+      // Everything in it is client surface: the API, health and the public tracking endpoints.
+      const tracking = ["/go/", "/postback/", "/collect"];
+      expect(
+        paths.filter(
+          (p) => !p.startsWith("/api/v1/") && !p.startsWith("/api/health") && !tracking.some((t) => p.startsWith(t)),
+        ),
+      ).toEqual([]);
+      expect(paths).toEqual(
+        expect.arrayContaining(["/go/{brandLinkId}/{trafficSourceId}", "/postback/{postbackKey}", "/collect"]),
+      );
     });
 
     it("gives every operation at least one response with a schema", () => {

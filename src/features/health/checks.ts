@@ -16,7 +16,16 @@ export interface HealthCheck {
 export const CRITICAL: ReadonlySet<Component> = new Set(["api", "database"]);
 
 /** Trigram indexes that name searches rely on; features append theirs. */
-export const SEARCH_INDEXES = ["tenants_name_trgm", "users_name_trgm"];
+export const SEARCH_INDEXES = [
+  "tenants_name_trgm",
+  "users_name_trgm",
+  "brands_name_trgm",
+  "programs_name_trgm",
+  "accounts_name_trgm",
+  "links_name_trgm",
+  "traffic_sources_name_trgm",
+  "trackers_name_trgm",
+];
 
 // A job run unfinished after this long is stuck (its node died mid-run).
 const STUCK_RUN_MS = 60 * 60 * 1000;
