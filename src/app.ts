@@ -70,6 +70,7 @@ const BODY_LIMIT_BYTES = 1024 * 1024;
 export async function buildApp(options: AppOptions): Promise<{ app: FastifyInstance; ctx: AppContext }> {
   const { config, db } = options;
   const clock = options.clock ?? systemClock;
+  const { trustProxy } = config;
 
   const app = Fastify({
     logger: options.logger ?? { level: config.logLevel },
@@ -77,6 +78,8 @@ export async function buildApp(options: AppOptions): Promise<{ app: FastifyInsta
     requestIdHeader: "x-request-id",
     genReqId: newRequestId,
     return503OnClosing: true,
+    // Fastify's types take a hop count only as a function.
+    trustProxy: typeof trustProxy === "number" ? (_address: string, hop: number) => hop < trustProxy : trustProxy,
     forceCloseConnections: "idle",
     ajv: {
       // verbose: errors carry the value at fault, so a message can name it.

@@ -24,6 +24,8 @@ export interface Config {
   rateLimitPerMinute: number;
   /** Requests per minute per client IP on routes that need no credential. */
   rateLimitAnonymousPerMinute: number;
+  /** Whose X-Forwarded-For to believe for the client IP: nobody, everybody, a hop count, or these addresses. */
+  trustProxy: boolean | number | string[];
   build: BuildOverrides;
 }
 
@@ -129,6 +131,14 @@ function hostList(env: Env, name: string): string[] {
   });
 }
 
+function trustProxy(env: Env): boolean | number | string[] {
+  const value = text(env, "TRUST_PROXY")?.toLowerCase();
+  if (value === undefined || value === "false") return false;
+  if (value === "true") return true;
+  if (/^\d+$/.test(value)) return Number(value);
+  return hostList(env, "TRUST_PROXY");
+}
+
 export function loadConfig(env: Env): Config {
   const port = integer(env, "PORT", 3000, 0, 65535);
   const logLevel = (text(env, "LOG_LEVEL") ?? "info").toLowerCase();
@@ -160,6 +170,7 @@ export function loadConfig(env: Env): Config {
     logLevel: logLevel as LogLevel,
     rateLimitPerMinute: integer(env, "RATE_LIMIT_PER_MINUTE", 1200, 1, 1_000_000),
     rateLimitAnonymousPerMinute: integer(env, "RATE_LIMIT_ANONYMOUS_PER_MINUTE", 120, 1, 1_000_000),
+    trustProxy: trustProxy(env),
     build: {
       version: text(env, "APP_VERSION"),
       buildNumber: text(env, "BUILD_NUMBER"),

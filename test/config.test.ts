@@ -22,6 +22,14 @@ describe("configuration", () => {
     });
   });
 
+  it("reads TRUST_PROXY as off, on, a hop count or a list of proxies", () => {
+    expect(loadConfig({}).trustProxy).toBe(false);
+    expect(loadConfig({ TRUST_PROXY: "true" }).trustProxy).toBe(true);
+    expect(loadConfig({ TRUST_PROXY: "2" }).trustProxy).toBe(2);
+    expect(loadConfig({ TRUST_PROXY: "10.0.0.0/8, 192.168.1.1" }).trustProxy).toEqual(["10.0.0.0/8", "192.168.1.1"]);
+    expect(() => loadConfig({ TRUST_PROXY: "10.0.0.0/99" })).toThrow(/TRUST_PROXY/);
+  });
+
   it("seeds demo data by default only on the embedded database", () => {
     expect(loadConfig({ DATABASE_URL: "postgres://localhost/db" }).seedDemo).toBe(false);
     expect(loadConfig({ DATABASE_URL: "postgres://localhost/db", SEED_DEMO: "true" }).seedDemo).toBe(true);
