@@ -15,6 +15,12 @@ function resourceRoutes(ctx: AppContext, resource: CatalogResource): FastifyPlug
   const lower = label.toLowerCase();
   const read = { permission: "catalog.read" } as const;
   const write = { permission: "catalog.update" } as const;
+  // The broadcast reaches other nodes (and, on PostgreSQL, this one) a moment after the commit;
+  // this node's own cache forgets at once, so its next click already sees the change.
+  const changed = <T>(change: Change, result: T): T => {
+    ctx.tracking.cache.forgetTenant(change.tenantId);
+    return result;
+  };
   const changeOf = (request: FastifyRequest): Change => {
     const caller = callerOf(request);
     return { tenantId: caller.tenantId, actor: actorOf(caller), at: ctx.clock.now(), requestId: request.id };
@@ -71,7 +77,7 @@ function resourceRoutes(ctx: AppContext, resource: CatalogResource): FastifyPlug
       async (request, reply) => {
         const change = changeOf(request);
         const body = request.body as Record<string, unknown>;
-        const item = await ctx.db.transaction((tx) => createItem(tx, resource, body, change));
+        const item = changed(change, await ctx.db.transaction((tx) => createItem(tx, resource, body, change)));
         return reply.status(201).send(ok(item, "Created"));
       },
     );
@@ -92,7 +98,7 @@ function resourceRoutes(ctx: AppContext, resource: CatalogResource): FastifyPlug
         const change = changeOf(request);
         const body = request.body as Record<string, unknown>;
         const { id } = request.params;
-        const item = await ctx.db.transaction((tx) => updateItem(tx, resource, id, body, change));
+        const item = changed(change, await ctx.db.transaction((tx) => updateItem(tx, resource, id, body, change)));
         if (!item) throw ApiError.notFound(label, id);
         return ok(item, "Updated");
       },
@@ -116,7 +122,7 @@ function resourceRoutes(ctx: AppContext, resource: CatalogResource): FastifyPlug
       async (request) => {
         const change = changeOf(request);
         const { id } = request.params;
-        const deleted = await ctx.db.transaction((tx) => deleteItem(tx, resource, id, change));
+        const deleted = changed(change, await ctx.db.transaction((tx) => deleteItem(tx, resource, id, change)));
         if (!deleted) throw ApiError.notFound(label, id);
         return ok({ id, deleted }, "Deleted");
       },

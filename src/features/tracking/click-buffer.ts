@@ -4,6 +4,12 @@ import type { Db } from "../../platform/db/index.js";
 import type { Click } from "./click-writer.js";
 import { writeClicks } from "./click-writer.js";
 
+/** SQLSTATE classes 22 (data exception) and 23 (constraint violation): the row, not the database. */
+function isDataError(error: unknown): boolean {
+  const code = (error as { code?: unknown }).code;
+  return typeof code === "string" && (code.startsWith("22") || code.startsWith("23"));
+}
+
 export interface ClickBufferOptions {
   /** How often buffered clicks are written. */
   intervalMs?: number;
@@ -79,20 +85,43 @@ export class ClickBuffer {
   private async writePending(): Promise<void> {
     while (this.pending.length > 0) {
       this.inFlight = this.pending.splice(0, this.batchSize);
+      const batch = this.inFlight;
       try {
-        const batch = this.inFlight;
-        const now = this.clock.now();
-        await this.db.transaction((tx) => writeClicks(tx, batch, now));
-        this.written += batch.length;
+        await this.write(batch);
       } catch (error) {
-        // Kept, oldest first, for the next flush: a click is lost only past maxPending.
-        this.pending.unshift(...this.inFlight);
-        this.log.error({ err: error, clicks: this.inFlight.length }, "writing clicks failed; will retry");
-        return;
+        // A row the database refuses must not block every click behind it: write the batch one
+        // click at a time and drop only the refused ones. Anything else (the database is
+        // away) keeps the batch, oldest first, for the next flush.
+        const kept = isDataError(error) ? await this.writeEach(batch) : batch;
+        if (kept.length > 0) {
+          this.pending.unshift(...kept);
+          this.log.error({ err: error, clicks: kept.length }, "writing clicks failed; will retry");
+          return;
+        }
       } finally {
         this.inFlight = [];
       }
     }
+  }
+
+  private async write(batch: Click[]): Promise<void> {
+    const now = this.clock.now();
+    await this.db.transaction((tx) => writeClicks(tx, batch, now));
+    this.written += batch.length;
+  }
+
+  /** Writes clicks one by one; returns those not written because the database went away. */
+  private async writeEach(batch: Click[]): Promise<Click[]> {
+    for (const [i, click] of batch.entries()) {
+      try {
+        await this.write([click]);
+      } catch (error) {
+        if (!isDataError(error)) return batch.slice(i);
+        this.dropped += 1;
+        this.log.error({ err: error, clickId: click.id }, "click refused by the database; dropped");
+      }
+    }
+    return [];
   }
 
   /** Stops the timer and writes everything still buffered (called on graceful shutdown). */

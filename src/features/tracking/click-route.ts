@@ -26,17 +26,21 @@ const NOT_FOUND_PAGE = `<!doctype html>
 
 type Query = Record<string, string | string[] | undefined>;
 
+/** A value fit for a text column: bounded, and without NUL, which PostgreSQL refuses. */
+function clean(value: string | undefined, max: number): string | null {
+  if (value === undefined || value === "") return null;
+  const bounded = value.length > max ? value.slice(0, max) : value;
+  return bounded.includes("\u0000") ? bounded.replaceAll("\u0000", "") || null : bounded;
+}
+
 function param(query: Query, name: string, max = MAX_PARAM): string | null {
   const raw = query[name];
-  const value = Array.isArray(raw) ? raw[0] : raw;
-  if (value === undefined || value === "") return null;
-  return value.length > max ? value.slice(0, max) : value;
+  return clean(Array.isArray(raw) ? raw[0] : raw, max);
 }
 
 function header(request: FastifyRequest, name: string, max: number): string | null {
   const value = request.headers[name];
-  if (typeof value !== "string" || value === "") return null;
-  return value.length > max ? value.slice(0, max) : value;
+  return typeof value === "string" ? clean(value, max) : null;
 }
 
 function countryOf(request: FastifyRequest): string | null {

@@ -1,3 +1,4 @@
+import { parseDateTime } from "../../platform/http/dates.js";
 import { COMMISSION_TYPES, CONVERSION_TYPES, type ConversionType, isConversionType } from "./conversion-types.js";
 
 /** What a program or API caller sends; the postback sends every value as a string. */
@@ -41,6 +42,7 @@ function optionalText(value: unknown, path: string, max: number): string | null 
   if (value === undefined || value === null || value === "") return null;
   if (typeof value !== "string" && typeof value !== "number") throw new ConversionInputError(path, "must be a string");
   const text = String(value).trim();
+  if (text.includes("\u0000")) throw new ConversionInputError(path, "must not contain NUL characters");
   if (text.length > max) throw new ConversionInputError(path, `must be at most ${max} characters`);
   return text === "" ? null : text;
 }
@@ -79,9 +81,12 @@ function readCurrency(raw: unknown, value: string, path: string): string | null 
 
 function readTime(raw: unknown, path: string, now: Date): Date {
   if (raw === undefined || raw === null || raw === "") return now;
-  const date = typeof raw === "string" ? new Date(raw) : null;
-  if (date === null || Number.isNaN(date.getTime()) || !/^\d{4}-\d{2}-\d{2}/.test(String(raw))) {
-    throw new ConversionInputError(path, "must be an ISO 8601 date-time");
+  const date = typeof raw === "string" ? parseDateTime(raw.trim()) : null;
+  if (date === null) {
+    throw new ConversionInputError(
+      path,
+      `'${String(raw)}' must be an ISO 8601 date-time with an offset, e.g. 2026-11-21T10:00:00Z`,
+    );
   }
   if (date.getTime() > now.getTime() + FUTURE_SKEW_MS)
     throw new ConversionInputError(path, "must not be in the future");

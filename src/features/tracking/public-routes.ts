@@ -1,22 +1,27 @@
-import type { FastifyInstance, FastifyReply } from "fastify";
+import type { FastifyError, FastifyInstance, FastifyReply } from "fastify";
 import { Type } from "typebox";
 import type { AppContext } from "../../context.js";
 import { sha256Hex } from "../../platform/crypto.js";
+import { toApiError } from "../../platform/http/conventions.js";
+import { NullableString } from "../../platform/http/nullable.js";
 import { clickRoute } from "./click-route.js";
 import { type ConversionInput, ConversionInputError, readConversion } from "./conversion-input.js";
 import { recordPageView } from "./page-views.js";
 import type { Tracking } from "./tracking.js";
 
 const PostbackParams = Type.Object({ postbackKey: Type.String({ maxLength: 200 }) });
+// Untyped on purpose: a program may repeat a parameter or send a number, and the answer to
+// anything wrong must be the postback's own JSON naming the field (readConversion does that).
+const field = (description: string) => Type.Optional(Type.Unsafe<unknown>({ description }));
 const PostbackFields = Type.Object(
   {
-    clickId: Type.Optional(Type.String()),
-    type: Type.Optional(Type.String()),
-    value: Type.Optional(Type.String()),
-    currency: Type.Optional(Type.String()),
-    eventName: Type.Optional(Type.String()),
-    externalId: Type.Optional(Type.String()),
-    occurredAt: Type.Optional(Type.String()),
+    clickId: field("The click id from the landing URL"),
+    type: field("Conversion type"),
+    value: field("Amount, at most 4 decimals"),
+    currency: field("ISO 4217 code; required when value is not 0"),
+    eventName: field("Event name; default the type"),
+    externalId: field("The program's id of the event: makes the postback idempotent"),
+    occurredAt: field("ISO 8601 date-time; default now"),
   },
   { additionalProperties: true },
 );
@@ -29,8 +34,8 @@ const PostbackAnswer = Type.Object({
 const PageViewBody = Type.Object({
   clickId: Type.String({ minLength: 1, maxLength: 100 }),
   url: Type.String({ minLength: 1, maxLength: 2048 }),
-  title: Type.Optional(Type.Union([Type.String({ maxLength: 500 }), Type.Null()])),
-  referrer: Type.Optional(Type.Union([Type.String({ maxLength: 2048 }), Type.Null()])),
+  title: Type.Optional(NullableString({ maxLength: 500 })),
+  referrer: Type.Optional(NullableString({ maxLength: 2048 })),
 });
 const PageViewAnswer = Type.Object({
   status: Type.Enum(["ok", "error"]),
@@ -70,6 +75,13 @@ export function trackingPublicRoutes(ctx: AppContext, tracking: Tracking) {
       } catch {
         done(Object.assign(new Error("Body is not valid JSON"), { statusCode: 400 }), undefined);
       }
+    });
+
+    // These endpoints answer in their own JSON, errors included: `{ status: "error", message }`.
+    app.setErrorHandler((error: FastifyError, request, reply) => {
+      const { apiError, unexpected } = toApiError(error, request.id);
+      if (unexpected) request.log.error({ err: error }, "unhandled error");
+      return refuse(reply, apiError.status, apiError.message);
     });
 
     clickRoute(app, { cache: tracking.cache, clicks: tracking.clicks, clock: ctx.clock });
@@ -163,15 +175,16 @@ export function trackingPublicRoutes(ctx: AppContext, tracking: Tracking) {
         },
       },
       async (request, reply) => {
-        const { clickId, url, title, referrer } = request.body;
+        // PostgreSQL text cannot hold NUL; a page's title is not worth refusing the view for.
+        const text = (value: string | null | undefined) => value?.replaceAll("\u0000", "") ?? null;
+        const { clickId } = request.body;
+        const url = text(request.body.url) ?? "";
+        const title = text(request.body.title);
+        const referrer = text(request.body.referrer);
         const now = ctx.clock.now();
         // The landing page can report before the click is written: make sure it is first.
         await tracking.ensureClicksWritten([clickId]);
-        const id = await recordPageView(
-          ctx.db,
-          { clickId, url, title: title ?? null, referrer: referrer ?? null },
-          now,
-        );
+        const id = await recordPageView(ctx.db, { clickId, url, title, referrer }, now);
         if (id === null) return refuse(reply, 404, `Unknown click id '${clickId}'`);
         return reply.status(201).send({ status: "ok", message: "Recorded", id });
       },

@@ -1,31 +1,29 @@
 import { Type } from "typebox";
 import { DateParam } from "../../platform/http/dates.js";
 import { PageQuery } from "../../platform/http/envelope.js";
+import { NullableString } from "../../platform/http/nullable.js";
 import { ATTRIBUTION_SOURCES, CONVERSION_TYPES } from "./conversion-types.js";
 
 export const ConversionTypeName = Type.Enum(CONVERSION_TYPES);
 const NullableId = Type.Unsafe<number | null>({ type: ["integer", "null"] });
-const NullableText = Type.Union([Type.String(), Type.Null()]);
+const NullableText = NullableString();
 
 const conversionFields = {
   type: ConversionTypeName,
-  clickId: Type.Optional(Type.Union([Type.String({ maxLength: 100 }), Type.Null()])),
+  clickId: Type.Optional(NullableString({ maxLength: 100 })),
+  // No declared type: with the app's coerceTypes a number type would turn "0x10" or true into
+  // a float before the value is checked; readConversion checks the value as sent.
   value: Type.Optional(
-    Type.Union([Type.Number(), Type.String({ maxLength: 40 }), Type.Null()], {
-      description: "Amount, at most 4 decimal places; negative only for commissions",
+    Type.Unsafe<number | string | null>({
+      description: "Amount as a number or a decimal string, at most 4 decimal places; negative only for commissions",
     }),
   ),
-  currency: Type.Optional(
-    Type.Union([Type.String({ maxLength: 3, description: "ISO 4217; required when value is not 0" }), Type.Null()]),
-  ),
-  eventName: Type.Optional(Type.Union([Type.String({ maxLength: 100 }), Type.Null()])),
+  currency: Type.Optional(NullableString({ maxLength: 3, description: "ISO 4217; required when value is not 0" })),
+  eventName: Type.Optional(NullableString({ maxLength: 100 })),
   externalId: Type.Optional(
-    Type.Union([
-      Type.String({ maxLength: 200, description: "Makes the conversion idempotent per tenant" }),
-      Type.Null(),
-    ]),
+    NullableString({ maxLength: 200, description: "Makes the conversion idempotent per tenant" }),
   ),
-  occurredAt: Type.Optional(Type.Union([Type.String({ description: "ISO 8601; default now" }), Type.Null()])),
+  occurredAt: Type.Optional(NullableString({ description: "ISO 8601 date-time with an offset (Z); default now" })),
 };
 
 export const NewConversion = Type.Object(conversionFields, { additionalProperties: false });

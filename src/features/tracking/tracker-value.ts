@@ -14,11 +14,14 @@ export function readTrackerValue(raw: string): TrackerValue {
     if (!Number.isSafeInteger(id) || id < 1) throw new TrackerValueError(`tracker id ${value} does not exist`);
     return { kind: "id", id };
   }
-  if (value.length < TRACKER_NAME_MIN || value.length > TRACKER_NAME_MAX) {
+  // Characters, not UTF-16 units, as the database counts them: an emoji is one.
+  const length = [...value].length;
+  if (length < TRACKER_NAME_MIN || length > TRACKER_NAME_MAX) {
     throw new TrackerValueError(
-      `tracker name '${value}' must be ${TRACKER_NAME_MIN} to ${TRACKER_NAME_MAX} characters (it has ${value.length})`,
+      `tracker name '${value}' must be ${TRACKER_NAME_MIN} to ${TRACKER_NAME_MAX} characters (it has ${length})`,
     );
   }
+  if (value.includes("\u0000")) throw new TrackerValueError("tracker name must not contain NUL characters");
   return { kind: "name", name: value };
 }
 

@@ -10,6 +10,18 @@ export const DateParam = Type.String({
   examples: ["2026-11-01"],
 });
 
+function isRealDate(ymd: string): boolean {
+  const parsed = new Date(`${ymd}T00:00:00.000Z`);
+  return !Number.isNaN(parsed.getTime()) && parsed.toISOString().slice(0, 10) === ymd;
+}
+
+/** An ISO 8601 date-time with an offset (`Z` or `+02:00`) on a day that exists; null otherwise. */
+export function parseDateTime(value: string): Date | null {
+  if (!DATE_TIME.test(value) || !isRealDate(value.slice(0, 10))) return null;
+  const parsed = new Date(value);
+  return Number.isNaN(parsed.getTime()) ? null : parsed;
+}
+
 /**
  * Reads a date bound: a date-only `from` is the start of that UTC day, a date-only `to` the
  * last millisecond of it. A bad value is a 400 naming the parameter.
@@ -20,8 +32,8 @@ export function parseDateBound(name: string, value: string | undefined, end: "fr
   if (!isDate && !DATE_TIME.test(value)) {
     throw ApiError.validation(name, `must be a date (YYYY-MM-DD) or an ISO 8601 date-time, got '${value}'`);
   }
-  const parsed = new Date(isDate ? `${value}T00:00:00.000Z` : value);
-  if (Number.isNaN(parsed.getTime()) || (isDate && parsed.toISOString().slice(0, 10) !== value)) {
+  const parsed = isDate ? new Date(`${value}T00:00:00.000Z`) : parseDateTime(value);
+  if (parsed === null || !isRealDate(value.slice(0, 10))) {
     throw ApiError.validation(name, `is not a real date: '${value}'`);
   }
   return isDate && end === "to" ? new Date(parsed.getTime() + 86_400_000 - 1) : parsed;
