@@ -199,7 +199,14 @@ describe("catalog CRUD", () => {
       beforeAll(async () => {
         mine = await seedTenancy(t);
         const q = await parents(mine);
-        for (const name of ["Alpha 100% Off", "alpha 100 off", "Beta a_b", "Beta axb", "Gamma back\\slash"]) {
+        for (const name of [
+          "Alpha 100% Off",
+          "alpha 100 off",
+          "Beta a_b",
+          "Beta axb",
+          "Gamma back\\slash",
+          "Crème Éclair",
+        ]) {
           await create(mine, c.path, c.create(name, q));
         }
       });
@@ -213,6 +220,7 @@ describe("catalog CRUD", () => {
         ["_", ["Beta a_b"]],
         ["\\", ["Gamma back\\slash"]],
         ["  gamma  ", ["Gamma back\\slash"]],
+        ["CRÈME éCLAIR", ["Crème Éclair"]],
         ["no such thing", []],
       ])("search=%j matches names containing it, case-insensitive, wildcards literal", async (search, names) => {
         const res = await get(mine, `${c.path}?search=${encodeURIComponent(search)}`);

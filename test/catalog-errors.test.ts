@@ -1,4 +1,4 @@
-import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { afterAll, beforeAll, describe, expect, inject, it } from "vitest";
 import { seedTenancy, startTestApp, type Tenancy, type TestApp } from "./helpers/app.js";
 
 const auth = (value: string) => ({ authorization: value });
@@ -242,6 +242,37 @@ describe("catalog validation and conflicts", () => {
       expect(deletes).toHaveLength(5);
     });
   });
+
+  // Two nodes on one PostgreSQL: the reference check must wait for a delete in flight.
+  it.runIf(inject("dbKind") === "postgres")(
+    "refuses a program naming a brand that another node is deleting, once that delete commits",
+    async () => {
+      const brand = await create(who, "brands", { name: "Brand being deleted" });
+      const node = t.testDb.openAnother();
+      let release = () => {};
+      const held = new Promise<void>((resolve) => {
+        release = resolve;
+      });
+      let deleted = () => {};
+      const deletedInTx = new Promise<void>((resolve) => {
+        deleted = resolve;
+      });
+      const deleting = node.transaction(async (tx) => {
+        await tx.query("select 1 from brands where id = $1 for update", [brand]);
+        await tx.query("delete from brands where id = $1", [brand]);
+        deleted();
+        await held;
+      });
+      await deletedInTx;
+      const creating = call("POST", "programs", { name: "Racing program", brandIds: [brand] });
+      await new Promise((resolve) => setTimeout(resolve, 300));
+      release();
+      await deleting;
+      expectFieldError(await creating, "brandIds");
+      const dangling = await t.ctx.db.query("select 1 from programs where $1 = any(brand_ids)", [brand]);
+      expect(dangling).toEqual([]);
+    },
+  );
 
   describe("ids", () => {
     it.each(PATHS.flatMap((path) => ["abc", "1.5", "0", "-3", "1e3x", "99999999999999999999"].map((id) => [path, id])))(

@@ -1,5 +1,6 @@
 import { type TObject, Type } from "typebox";
 import { PageQuery } from "../../platform/http/envelope.js";
+import { NullableString } from "../../platform/http/nullable.js";
 import type { Permission } from "../auth/index.js";
 
 export type CatalogTable = "brands" | "programs" | "accounts" | "links" | "traffic_sources" | "trackers";
@@ -52,12 +53,6 @@ const Search = Type.Optional(
 const IdFilter = (what: string) =>
   Type.Optional(Type.Integer({ minimum: 1, description: `Only rows of this ${what}` }));
 const AccountStatus = Type.Enum(["active", "inactive"]);
-
-// One schema with two types, not a union: with the app's coerceTypes, ajv tries the string
-// branch of a union first and turns null into "", so a cleared field would be stored as "".
-function NullableString(options: { minLength?: number; maxLength: number; description?: string }) {
-  return Type.Unsafe<string | null>({ type: ["string", "null"], ...options });
-}
 
 function listQuery(filters: Record<string, ReturnType<typeof IdFilter> | ReturnType<typeof Type.Optional>>): TObject {
   return Type.Object({ ...PageQuery.properties, search: Search, ...filters }, { additionalProperties: false });

@@ -67,8 +67,12 @@ async function checkInput(db: Queryable, resource: CatalogResource, tenantId: st
   for (const [name, field] of Object.entries(resource.fields)) {
     if (!(name in input)) continue;
     const value = input[name];
+    if (typeof value === "string" && value.includes("\u0000")) {
+      throw ApiError.validation(name, "must not contain NUL characters");
+    }
     if (typeof value === "string" && field.kind === "text") {
-      const length = value.trim().length;
+      // Characters as the database counts them (an emoji is one), not UTF-16 units.
+      const length = [...value.trim()].length;
       if (name === "name" && length === 0) throw ApiError.validation(name, "must not be blank");
       if (field.length && (length < field.length.min || length > field.length.max)) {
         throw ApiError.validation(name, `must be ${field.length.min} to ${field.length.max} characters`);
