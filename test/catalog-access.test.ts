@@ -134,8 +134,8 @@ describe("catalog access", () => {
     expect(row).toEqual({
       actor_type: "user",
       actor_id: editor.userId,
-      action: "brands.created",
-      subject_type: "brands",
+      action: "brand.created",
+      subject_type: "brand",
       details: { name: "Editor's brand" },
     });
   });
@@ -169,7 +169,7 @@ describe("catalog access", () => {
       }
       const audit = await t.call({
         method: "GET",
-        url: "/api/v1/audit-log?action=traffic_sources.deleted",
+        url: "/api/v1/audit-log?action=traffic_source.deleted",
         headers: auth(granted.bearer),
       });
       expect(
@@ -206,7 +206,7 @@ describe("catalog access", () => {
           "select action from audit_log where actor_id = any($1) and subject_type = any($2)",
           [
             [stranger.userId, stranger.apiKeyId],
-            ["brands", "programs", "accounts", "links", "traffic_sources", "trackers"],
+            ["brand", "program", "account", "link", "traffic_source", "tracker"],
           ],
         );
         expect(audited).toEqual([]);

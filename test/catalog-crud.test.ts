@@ -12,7 +12,7 @@ interface Parents {
 
 interface ResourceCase {
   path: string;
-  /** Prefix of the audit actions (`brands.created`). */
+  /** Prefix of the audit actions (`brand.created`). */
   audit: string;
   create: (name: string, p: Parents) => Record<string, unknown>;
   /** Fields the stored record shows beyond the create body. */
@@ -23,28 +23,28 @@ interface ResourceCase {
 const CASES: ResourceCase[] = [
   {
     path: "brands",
-    audit: "brands",
+    audit: "brand",
     create: (name) => ({ name }),
     defaults: {},
     patch: () => ({ name: "Renamed brand" }),
   },
   {
     path: "programs",
-    audit: "programs",
+    audit: "program",
     create: (name, p) => ({ name, brandIds: [p.brandId] }),
     defaults: {},
     patch: () => ({ brandIds: [] }),
   },
   {
     path: "accounts",
-    audit: "accounts",
+    audit: "account",
     create: (name, p) => ({ name, programId: p.programId }),
     defaults: { username: null, status: "active" },
     patch: () => ({ status: "inactive", username: "aff-007" }),
   },
   {
     path: "links",
-    audit: "links",
+    audit: "link",
     create: (name, p) => ({
       name,
       accountId: p.accountId,
@@ -56,14 +56,14 @@ const CASES: ResourceCase[] = [
   },
   {
     path: "traffic-sources",
-    audit: "traffic_sources",
+    audit: "traffic_source",
     create: (name) => ({ name }),
     defaults: { url: null },
     patch: () => ({ url: "https://ads.example/campaign" }),
   },
   {
     path: "trackers",
-    audit: "trackers",
+    audit: "tracker",
     create: (name) => ({ name }),
     defaults: {},
     patch: () => ({ name: "Renamed tracker" }),

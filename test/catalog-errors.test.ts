@@ -192,10 +192,10 @@ describe("catalog validation and conflicts", () => {
       expect((await create(elsewhere, "trackers", { name: "Summer Sale" })) > 0).toBe(true);
 
       const audited = await t.ctx.db.query<{ action: string }>(
-        "select action from audit_log where tenant_id = $1 and subject_type = 'trackers' and subject_id = any($2)",
+        "select action from audit_log where tenant_id = $1 and subject_type = 'tracker' and subject_id = any($2)",
         [who.tenantId, [String(first), String(second)]],
       );
-      expect(audited.map((r) => r.action).sort()).toEqual(["trackers.created", "trackers.created", "trackers.updated"]);
+      expect(audited.map((r) => r.action).sort()).toEqual(["tracker.created", "tracker.created", "tracker.updated"]);
     });
   });
 

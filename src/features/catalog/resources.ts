@@ -28,6 +28,8 @@ export interface CatalogResource {
   table: CatalogTable;
   /** "Brand", "Brand link": used in messages. */
   label: string;
+  /** Subject type and action prefix in the audit log, singular like `api_token`. */
+  audit: string;
   tag: string;
   fields: Record<string, FieldDef>;
   item: TObject;
@@ -94,6 +96,7 @@ export const RESOURCES: CatalogResource[] = [
   {
     path: "brands",
     table: "brands",
+    audit: "brand",
     label: "Brand",
     tag: "Brands",
     fields: { name: { column: "name", kind: "text" } },
@@ -110,6 +113,7 @@ export const RESOURCES: CatalogResource[] = [
   {
     path: "programs",
     table: "programs",
+    audit: "program",
     label: "Program",
     tag: "Programs",
     fields: {
@@ -126,6 +130,7 @@ export const RESOURCES: CatalogResource[] = [
   {
     path: "accounts",
     table: "accounts",
+    audit: "account",
     label: "Account",
     tag: "Accounts",
     fields: {
@@ -159,6 +164,7 @@ export const RESOURCES: CatalogResource[] = [
   {
     path: "links",
     table: "links",
+    audit: "link",
     label: "Brand link",
     tag: "Brand links",
     fields: {
@@ -192,6 +198,7 @@ export const RESOURCES: CatalogResource[] = [
   {
     path: "traffic-sources",
     table: "traffic_sources",
+    audit: "traffic_source",
     label: "Traffic source",
     tag: "Traffic sources",
     fields: { name: { column: "name", kind: "text" }, url: { column: "url", kind: "url" } },
@@ -210,6 +217,7 @@ export const RESOURCES: CatalogResource[] = [
   {
     path: "trackers",
     table: "trackers",
+    audit: "tracker",
     label: "Tracker",
     tag: "Trackers",
     fields: { name: { column: "name", kind: "text", length: { min: 4, max: 50 } } },

@@ -217,8 +217,8 @@ async function afterChange(
   await recordAudit(db, {
     tenantId: change.tenantId,
     actor: change.actor,
-    action: `${resource.table}.${verb}`,
-    subject: { type: resource.table, id: String(id) },
+    action: `${resource.audit}.${verb}`,
+    subject: { type: resource.audit, id: String(id) },
     details,
     at: change.at,
     ...(change.requestId === undefined ? {} : { requestId: change.requestId }),
