@@ -106,7 +106,7 @@ export class ClickBuffer {
 
   private async write(batch: Click[]): Promise<void> {
     const now = this.clock.now();
-    await this.db.transaction((tx) => writeClicks(tx, batch, now));
+    await writeClicks(this.db, batch, now);
     this.written += batch.length;
   }
 

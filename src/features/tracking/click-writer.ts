@@ -1,6 +1,5 @@
 import { createHash } from "node:crypto";
 import type { Queryable } from "../../platform/db/index.js";
-import { RollupBatch } from "./rollups.js";
 
 /** A click as the redirect saw it; the tracker is still an id or a name to resolve. */
 export interface Click {
@@ -30,7 +29,6 @@ export interface Click {
   referrer: string | null;
 }
 
-const dayOf = (at: Date): string => at.toISOString().slice(0, 10);
 const sorted = <T>(values: Iterable<T>): T[] => [...values].sort();
 
 /** Tracker ids for the batch's tracker values: names are created when new, unknown ids dropped. */
@@ -82,99 +80,115 @@ function trackerKey(click: Click): string | null {
   return null;
 }
 
-function visitorKey(click: Click): string {
-  const visitor = createHash("sha256")
-    .update(`${click.ip ?? ""}\n${click.userAgent ?? ""}`)
-    .digest("base64url")
-    .slice(0, 22);
-  return `${dayOf(click.at)}|${click.linkId}|${click.trafficSourceId}|${visitor}`;
-}
+// User agents repeat a lot: digest each once. Bounded, and cleared when full.
+const agentDigests = new Map<string, string>();
+const MAX_AGENT_DIGESTS = 10_000;
 
-/** Which clicks are the first of their visitor on that link, source and day, on any node. */
-async function firstVisits(db: Queryable, clicks: Click[]): Promise<Set<string>> {
-  const keys = new Map<string, string>();
-  for (const click of clicks) {
-    const key = visitorKey(click);
-    if (!keys.has(key)) keys.set(key, click.id);
+/** Who the visitor is, for unique clicks: their IP and a digest of their user agent. */
+function visitorOf(click: Click): string {
+  const agent = click.userAgent ?? "";
+  let digest = agentDigests.get(agent);
+  if (digest === undefined) {
+    digest = createHash("sha1").update(agent).digest("base64url").slice(0, 16);
+    if (agentDigests.size >= MAX_AGENT_DIGESTS) agentDigests.clear();
+    agentDigests.set(agent, digest);
   }
-  const parts = sorted(keys.keys()).map((k) => k.split("|"));
-  const rows = await db.query<{ key: string }>(
-    `insert into click_visitors (day, link_id, traffic_source_id, visitor)
-     select * from unnest($1::date[], $2::bigint[], $3::bigint[], $4::text[])
-     on conflict do nothing
-     returning to_char(day, 'YYYY-MM-DD') || '|' || link_id || '|' || traffic_source_id || '|' || visitor as key`,
-    [parts.map((p) => p[0]), parts.map((p) => p[1]), parts.map((p) => p[2]), parts.map((p) => p[3])],
-  );
-  return new Set(rows.map((r) => keys.get(r.key) as string));
+  return `${click.ip ?? ""}|${digest}`;
 }
 
-const CLICK_COLUMNS = `id, tenant_id, at, link_id, account_id, brand_id, program_id, traffic_source_id, tracker_id,
-  is_unique, gclid, fbclid, msclkid, obclid, parameter_a, parameter_b, external_click_id, utm, user_agent, ip,
-  country, referrer`;
+/*
+ * One statement for the whole batch, so the database does the per-row work and the node only
+ * serializes one JSON parameter:
+ *   firsts   the batch's new (day, link, source, visitor) keys: those visitors' first clicks are unique;
+ *   written  the clicks, idempotent per id, so a batch retried after an unknown outcome is not
+ *            counted twice (the visitors and rollups of a written batch were committed with it);
+ *   rollups  each day's totals, grouped and in key order, so that two nodes lock shared rows
+ *            in the same order and cannot deadlock.
+ */
+const WRITE_CLICKS = `
+with input as (
+  select x.*, (x.at at time zone 'UTC')::date as day
+  from json_to_recordset($1::json) as x(
+    ord int, id text, tenant_id text, at timestamptz, link_id bigint, account_id bigint, brand_id bigint,
+    program_id bigint, traffic_source_id bigint, tracker_id bigint, visitor text, gclid text, fbclid text,
+    msclkid text, obclid text, parameter_a text, parameter_b text, external_click_id text, utm jsonb,
+    user_agent text, ip text, country text, referrer text)
+),
+firsts as (
+  insert into click_visitors (day, link_id, traffic_source_id, visitor)
+  select distinct day, link_id, traffic_source_id, visitor from input order by 1, 2, 3, 4
+  on conflict do nothing
+  returning day, link_id, traffic_source_id, visitor
+),
+marked as (
+  select i.*,
+    f.visitor is not null
+      and row_number() over (partition by i.day, i.link_id, i.traffic_source_id, i.visitor order by i.ord) = 1
+      as is_unique
+  from input i
+  left join firsts f on f.day = i.day and f.link_id = i.link_id and f.traffic_source_id = i.traffic_source_id
+    and f.visitor = i.visitor
+),
+written as (
+  insert into clicks (id, tenant_id, at, link_id, account_id, brand_id, program_id, traffic_source_id, tracker_id,
+    is_unique, gclid, fbclid, msclkid, obclid, parameter_a, parameter_b, external_click_id, utm, user_agent, ip,
+    country, referrer)
+  select id, tenant_id, at, link_id, account_id, brand_id, program_id, traffic_source_id, tracker_id,
+    is_unique, gclid, fbclid, msclkid, obclid, parameter_a, parameter_b, external_click_id, utm, user_agent, ip,
+    country, referrer
+  from marked
+  on conflict (id) do nothing
+  returning tenant_id, at, account_id, link_id, brand_id, program_id, traffic_source_id, tracker_id, country, is_unique
+),
+rollups as (
+  insert into daily_rollups (tenant_id, day, account_id, link_id, brand_id, program_id, traffic_source_id,
+    tracker_id, country, clicks, unique_clicks)
+  select tenant_id, (at at time zone 'UTC')::date, account_id, link_id, brand_id, program_id, traffic_source_id,
+    coalesce(tracker_id, 0), coalesce(country, ''), count(*), count(*) filter (where is_unique)
+  from written
+  group by 1, 2, 3, 4, 5, 6, 7, 8, 9
+  order by 1, 2, 3, 4, 5, 6, 7, 8, 9
+  on conflict (tenant_id, day, account_id, link_id, brand_id, program_id, traffic_source_id, tracker_id, country)
+  do update set clicks = daily_rollups.clicks + excluded.clicks,
+    unique_clicks = daily_rollups.unique_clicks + excluded.unique_clicks
+)
+select count(*)::int as written from written`;
 
 /**
- * Writes a batch of clicks and adds them to the daily rollups, in the caller's transaction.
- * Idempotent per click id, so a batch retried after an unknown outcome is not counted twice.
+ * Writes a batch of clicks, decides their unique visitors and adds them to the daily rollups.
+ * Atomic on its own (one statement after the trackers, whose creation is idempotent).
  */
 export async function writeClicks(db: Queryable, clicks: Click[], now: Date): Promise<number> {
   if (clicks.length === 0) return 0;
   const trackers = await resolveTrackers(db, clicks, now);
-  const unique = await firstVisits(db, clicks);
-  const trackerOf = (click: Click): number | null => {
-    const key = trackerKey(click);
-    return key === null ? null : (trackers.get(key) ?? null);
-  };
-  const inserted = await db.query<{ id: string }>(
-    `insert into clicks (${CLICK_COLUMNS})
-     select * from unnest($1::text[], $2::text[], $3::timestamptz[], $4::bigint[], $5::bigint[], $6::bigint[],
-       $7::bigint[], $8::bigint[], $9::bigint[], $10::boolean[], $11::text[], $12::text[], $13::text[], $14::text[],
-       $15::text[], $16::text[], $17::text[], $18::jsonb[], $19::text[], $20::text[], $21::text[], $22::text[])
-     on conflict (id) do nothing
-     returning id`,
-    [
-      clicks.map((c) => c.id),
-      clicks.map((c) => c.tenantId),
-      clicks.map((c) => c.at),
-      clicks.map((c) => c.linkId),
-      clicks.map((c) => c.accountId),
-      clicks.map((c) => c.brandId),
-      clicks.map((c) => c.programId),
-      clicks.map((c) => c.trafficSourceId),
-      clicks.map(trackerOf),
-      clicks.map((c) => unique.has(c.id)),
-      clicks.map((c) => c.gclid),
-      clicks.map((c) => c.fbclid),
-      clicks.map((c) => c.msclkid),
-      clicks.map((c) => c.obclid),
-      clicks.map((c) => c.parameterA),
-      clicks.map((c) => c.parameterB),
-      clicks.map((c) => c.externalClickId),
-      clicks.map((c) => (c.utm === null ? null : JSON.stringify(c.utm))),
-      clicks.map((c) => c.userAgent),
-      clicks.map((c) => c.ip),
-      clicks.map((c) => c.country),
-      clicks.map((c) => c.referrer),
-    ],
-  );
-  const written = new Set(inserted.map((r) => r.id));
-  const rollups = new RollupBatch();
-  for (const click of clicks) {
-    if (!written.has(click.id)) continue;
-    rollups.add(
-      {
-        tenantId: click.tenantId,
-        day: dayOf(click.at),
-        accountId: click.accountId,
-        linkId: click.linkId,
-        brandId: click.brandId,
-        programId: click.programId,
-        trafficSourceId: click.trafficSourceId,
-        trackerId: trackerOf(click) ?? 0,
-        country: click.country ?? "",
-      },
-      { clicks: 1, uniqueClicks: unique.has(click.id) ? 1 : 0 },
-    );
-  }
-  await rollups.write(db);
-  return written.size;
+  const rows = clicks.map((click, ord) => {
+    const tracker = trackerKey(click);
+    return {
+      ord,
+      id: click.id,
+      tenant_id: click.tenantId,
+      at: click.at.toISOString(),
+      link_id: click.linkId,
+      account_id: click.accountId,
+      brand_id: click.brandId,
+      program_id: click.programId,
+      traffic_source_id: click.trafficSourceId,
+      tracker_id: tracker === null ? null : (trackers.get(tracker) ?? null),
+      visitor: visitorOf(click),
+      gclid: click.gclid,
+      fbclid: click.fbclid,
+      msclkid: click.msclkid,
+      obclid: click.obclid,
+      parameter_a: click.parameterA,
+      parameter_b: click.parameterB,
+      external_click_id: click.externalClickId,
+      utm: click.utm,
+      user_agent: click.userAgent,
+      ip: click.ip,
+      country: click.country,
+      referrer: click.referrer,
+    };
+  });
+  const [result] = await db.query<{ written: number }>(WRITE_CLICKS, [JSON.stringify(rows)]);
+  return result?.written ?? 0;
 }
