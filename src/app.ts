@@ -25,6 +25,7 @@ import {
   healthRoutes,
 } from "./features/health/index.js";
 import { issueRoutes } from "./features/issues/index.js";
+import { reportRoutes } from "./features/reports/index.js";
 import { settingsRoutes, userRoutes } from "./features/tenants/index.js";
 import type { ClickBufferOptions } from "./features/tracking/index.js";
 import {
@@ -169,6 +170,7 @@ export async function buildApp(options: AppOptions): Promise<{ app: FastifyInsta
         await v1.register(catalogRoutes(ctx));
         await v1.register(linkGeneratorRoutes(ctx));
         await v1.register(conversionRoutes(ctx, ctx.tracking));
+        await v1.register(reportRoutes(ctx));
       },
       { prefix: "/api/v1" },
     );

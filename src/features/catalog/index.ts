@@ -1,3 +1,3 @@
 export { listenForCatalogChanges } from "./broadcast.js";
 export { catalogRoutes } from "./routes.js";
-export { createItem, RESOURCE_BY_TABLE } from "./service.js";
+export { catalogItemOf, createItem, RESOURCE_BY_TABLE } from "./service.js";

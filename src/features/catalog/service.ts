@@ -230,3 +230,8 @@ export const RESOURCE_BY_TABLE = Object.fromEntries(RESOURCES.map((r) => [r.tabl
   CatalogTable,
   CatalogResource
 >;
+
+/** A catalog row (as selected with `*`) in its API shape. */
+export function catalogItemOf(table: CatalogTable, row: Row): CatalogItem {
+  return toItem(RESOURCE_BY_TABLE[table], row);
+}

@@ -1,0 +1,180 @@
+import type { Queryable } from "../../platform/db/index.js";
+import { containsPattern } from "../../platform/db/search.js";
+import { ApiError } from "../../platform/http/errors.js";
+import { catalogItemOf } from "../catalog/index.js";
+import { dateWindow, dayRange, last30Days, type ParamDef, parseParams, readSort } from "./params.js";
+import { findStat, STATS, statColumns } from "./stats.js";
+
+/** Accounts (or brand links) of the tenant, each with its metrics over one or two windows. */
+export interface CompositeKind {
+  name: "accounts" | "links";
+  table: "accounts" | "links";
+  /** `from` clause: the listed row `c`, joined to its account `a`. */
+  from: string;
+  /** The rollup column that keys a row's metrics. */
+  rollupKey: string;
+  params: ParamDef[];
+  filters: Record<string, string>;
+}
+
+const SORTABLE = STATS.filter((s) => s.compositeSort);
+
+const common: ParamDef[] = [
+  {
+    name: "metricsFrom",
+    kind: "date",
+    end: "from",
+    description: "First day of the metrics window; default 29 days before metricsTo",
+  },
+  {
+    name: "metricsTo",
+    kind: "date",
+    end: "to",
+    description: "Last day of the metrics window, inclusive; default today (UTC)",
+  },
+  {
+    name: "comparisonFrom",
+    kind: "date",
+    end: "from",
+    description: "First day of the comparison window (with comparisonTo)",
+  },
+  {
+    name: "comparisonTo",
+    kind: "date",
+    end: "to",
+    description: "Last day of the comparison window (with comparisonFrom)",
+  },
+  {
+    name: "sortBy",
+    kind: "text",
+    maxLength: 100,
+    description: `name (ascending; -name descending) or a metric, highest first unless prefixed + (ascending): ${SORTABLE.map((s) => s.name + (s.aliases.length ? ` (alias ${s.aliases.join(", ")})` : "")).join(", ")}`,
+  },
+  { name: "search", kind: "text", maxLength: 200, description: "Case-insensitive part of the name" },
+  { name: "programId", kind: "id", description: "Only this program's" },
+  { name: "brandId", kind: "id", description: "Only this brand's" },
+  { name: "status", kind: "enum", values: ["active", "inactive"], description: "Account status: active or inactive" },
+  {
+    name: "offset",
+    kind: "integer",
+    min: 0,
+    max: 10_000_000,
+    default: 0,
+    description: "0-based index of the first item",
+  },
+  { name: "limit", kind: "integer", min: 1, max: 500, default: 50, description: "Page size, 1-500" },
+];
+
+export const ACCOUNT_METRICS: CompositeKind = {
+  name: "accounts",
+  table: "accounts",
+  from: "accounts c join accounts a on a.id = c.id",
+  rollupKey: "account_id",
+  params: common,
+  filters: {
+    programId: "a.program_id = $",
+    brandId: "a.program_id in (select p.id from programs p where $ = any(p.brand_ids))",
+    status: "a.status = $",
+  },
+};
+
+export const LINK_METRICS: CompositeKind = {
+  name: "links",
+  table: "links",
+  from: "links c join accounts a on a.id = c.account_id",
+  rollupKey: "link_id",
+  params: [...common, { name: "accountId", kind: "id", description: "Only this account's links" }],
+  filters: {
+    programId: "a.program_id = $",
+    brandId: "c.brand_id = $",
+    status: "a.status = $",
+    accountId: "c.account_id = $",
+  },
+};
+
+function metricsOf(row: Record<string, unknown>, prefix: string): Record<string, number> {
+  return Object.fromEntries(STATS.map((s) => [s.name, Number(row[`${prefix}${s.name}`] ?? 0)]));
+}
+
+function sortClause(raw: string | undefined): string {
+  if (raw === undefined || raw.trim() === "") return "lower(c.name), c.id";
+  const { key, direction } = readSort(raw);
+  if (key.toLowerCase() === "name") return `lower(c.name) ${direction === "desc" ? "desc" : "asc"}, c.id`;
+  const stat = findStat(key);
+  if (!stat || !stat.compositeSort) {
+    throw ApiError.validation(
+      "sortBy",
+      `Unknown sort column '${key}'; use name or one of ${SORTABLE.map((s) => s.name).join(", ")} (alias ftd)`,
+    );
+  }
+  return `coalesce(m."${stat.name}", 0) ${direction === "asc" ? "asc" : "desc"}, c.id`;
+}
+
+/** Runs an accounts or links composite: the whole filtered set is sorted before it is paged. */
+export async function runComposite(
+  db: Queryable,
+  kind: CompositeKind,
+  tenantId: string,
+  raw: Record<string, unknown>,
+  now: Date,
+): Promise<{ items: Record<string, unknown>[]; pagination: { offset: number; limit: number; total: number } }> {
+  const params = parseParams(kind.params, raw);
+  const metrics = dateWindow(params, ["metricsFrom", "metricsTo"], last30Days(now)) ?? last30Days(now);
+  const comparison = dateWindow(params, ["comparisonFrom", "comparisonTo"], null);
+  const offset = params.offset as number;
+  const limit = params.limit as number;
+  const order = sortClause(params.sortBy as string | undefined);
+
+  const values: unknown[] = [tenantId];
+  const where = ["c.tenant_id = $1"];
+  const pattern = containsPattern(params.search as string | undefined);
+  if (pattern !== null) {
+    values.push(pattern);
+    where.push(`lower(c.name) like $${values.length}`);
+  }
+  for (const [param, condition] of Object.entries(kind.filters)) {
+    const value = params[param];
+    if (value === undefined) continue;
+    values.push(value);
+    where.push(condition.replace("$", `$${values.length}`));
+  }
+  const windowSql = (window: { from: Date; to: Date }) => {
+    const [fromDay, toDay] = dayRange(window);
+    values.push(fromDay, toDay);
+    return `select m.${kind.rollupKey} as key, ${statColumns(STATS)}
+      from daily_rollups m
+      where m.tenant_id = $1 and m.day between $${values.length - 1}::date and $${values.length}::date
+      group by m.${kind.rollupKey}`;
+  };
+  const metricsSql = windowSql(metrics);
+  const comparisonSql = comparison ? windowSql(comparison) : null;
+  values.push(offset, limit);
+  const rows = await db.query<Record<string, unknown>>(
+    `with m as (${metricsSql})${comparisonSql ? `, p as (${comparisonSql})` : ""}
+     select c.*, ${STATS.map((s) => `m."${s.name}" as "m_${s.name}"`).join(", ")}
+       ${comparisonSql ? `, ${STATS.map((s) => `p."${s.name}" as "p_${s.name}"`).join(", ")}` : ""},
+       count(*) over ()::int as total_rows
+     from ${kind.from}
+     left join m on m.key = c.id
+     ${comparisonSql ? "left join p on p.key = c.id" : ""}
+     where ${where.join(" and ")}
+     order by ${order}
+     offset $${values.length - 1} limit $${values.length}`,
+    values,
+  );
+  const items = rows.map((row) => ({
+    ...catalogItemOf(kind.table, row),
+    metrics: metricsOf(row, "m_"),
+    ...(comparison ? { comparisonMetrics: metricsOf(row, "p_") } : {}),
+  }));
+  // An offset past the end has no row to carry the count: count the filtered set on its own.
+  let total = rows[0]?.total_rows === undefined ? 0 : Number(rows[0].total_rows);
+  if (rows.length === 0 && offset > 0) {
+    const [counted] = await db.query<{ n: number }>(
+      `select count(*)::int as n from ${kind.from} where ${where.join(" and ")}`,
+      values.slice(0, values.length - 2 - (comparison ? 4 : 2)),
+    );
+    total = counted?.n ?? 0;
+  }
+  return { items, pagination: { offset, limit, total } };
+}

@@ -1,0 +1,126 @@
+import { parseDateBound } from "../../platform/http/dates.js";
+import { ApiError } from "../../platform/http/errors.js";
+
+/** One parameter of a report, as the HTTP query, the OpenAPI document and the MCP tools see it. */
+export type ParamDef = {
+  name: string;
+  description: string;
+} & (
+  | { kind: "list" }
+  | { kind: "date"; end: "from" | "to" }
+  | { kind: "integer"; min: number; max: number; default: number }
+  | { kind: "enum"; values: readonly string[]; default?: string }
+  | { kind: "text"; maxLength: number }
+  | { kind: "id" }
+);
+
+export type ParamValue = string | number | string[] | Date | undefined;
+
+function one(raw: unknown, name: string): string | number | undefined {
+  const value = Array.isArray(raw) ? raw[raw.length - 1] : raw;
+  if (value === undefined || value === null || value === "") return undefined;
+  if (typeof value === "number") return value;
+  if (typeof value === "string") return value;
+  throw ApiError.validation(name, "must be a string or a number");
+}
+
+function integer(value: string | number, name: string, min: number, max: number): number {
+  const n = typeof value === "number" ? value : /^-?\d+$/.test(value.trim()) ? Number(value) : Number.NaN;
+  if (!Number.isSafeInteger(n) || n < min || n > max) {
+    throw ApiError.validation(name, `must be an integer from ${min} to ${max}, got '${value}'`);
+  }
+  return n;
+}
+
+function parseOne(def: ParamDef, raw: unknown): ParamValue {
+  const value = one(raw, def.name);
+  switch (def.kind) {
+    case "list": {
+      if (value === undefined) return undefined;
+      const items = String(value)
+        .split(",")
+        .map((s) => s.trim())
+        .filter((s) => s !== "");
+      return items.length === 0 ? undefined : items;
+    }
+    case "date":
+      return value === undefined ? undefined : parseDateBound(def.name, String(value), def.end);
+    case "integer":
+      return value === undefined ? def.default : integer(value, def.name, def.min, def.max);
+    case "id":
+      return value === undefined ? undefined : integer(value, def.name, 1, Number.MAX_SAFE_INTEGER);
+    case "enum": {
+      if (value === undefined) return def.default;
+      const text = String(value).trim();
+      const match = def.values.find((v) => v.toLowerCase() === text.toLowerCase());
+      if (match === undefined)
+        throw ApiError.validation(def.name, `must be one of ${def.values.join(", ")}, got '${text}'`);
+      return match;
+    }
+    case "text": {
+      if (value === undefined) return undefined;
+      const text = String(value);
+      if (text.length > def.maxLength)
+        throw ApiError.validation(def.name, `must be at most ${def.maxLength} characters`);
+      return text;
+    }
+  }
+}
+
+/**
+ * Reads a report's parameters from a query or an MCP call: every value is checked against its
+ * definition and an unknown parameter is refused, so both surfaces answer the same way.
+ */
+export function parseParams(defs: readonly ParamDef[], raw: Record<string, unknown>): Record<string, ParamValue> {
+  const known = new Map(defs.map((d) => [d.name.toLowerCase(), d]));
+  const result: Record<string, ParamValue> = {};
+  for (const def of defs) result[def.name] = parseOne(def, undefined);
+  for (const [name, value] of Object.entries(raw)) {
+    const def = known.get(name.toLowerCase());
+    if (!def) {
+      throw ApiError.validation(
+        name,
+        `is not a parameter of this report; known: ${defs.map((d) => d.name).join(", ")}`,
+      );
+    }
+    result[def.name] = parseOne(def, value);
+  }
+  return result;
+}
+
+/** A from/to pair: both inclusive, from not after to. */
+export function dateWindow(
+  params: Record<string, ParamValue>,
+  names: [string, string],
+  fallback: { from: Date; to: Date } | null,
+): { from: Date; to: Date } | null {
+  const from = params[names[0]] as Date | undefined;
+  const to = params[names[1]] as Date | undefined;
+  if (from === undefined && to === undefined) return fallback;
+  if (from === undefined) throw ApiError.validation(names[0], `is required when ${names[1]} is given`);
+  if (to === undefined) throw ApiError.validation(names[1], `is required when ${names[0]} is given`);
+  if (from > to) throw ApiError.validation(names[1], `must not be before ${names[0]}`);
+  return { from, to };
+}
+
+/** The UTC days a window touches, as the rollups key them. */
+export function dayRange(window: { from: Date; to: Date }): [string, string] {
+  return [window.from.toISOString().slice(0, 10), window.to.toISOString().slice(0, 10)];
+}
+
+/** The last 30 UTC days up to and including today: the window when none is given. */
+export function last30Days(now: Date): { from: Date; to: Date } {
+  const today = new Date(`${now.toISOString().slice(0, 10)}T00:00:00.000Z`);
+  return { from: new Date(today.getTime() - 29 * 86_400_000), to: new Date(today.getTime() + 86_400_000 - 1) };
+}
+
+/**
+ * A sortBy value: a name, descending for metrics unless prefixed `+` (a `+` decoded to a space
+ * is a `+`), `-` forcing descending; `name` ascends unless `-name`.
+ */
+export function readSort(raw: string): { key: string; direction: "asc" | "desc" | "default" } {
+  const value = raw.startsWith(" ") ? `+${raw.trimStart()}` : raw.trim();
+  if (value.startsWith("+")) return { key: value.slice(1).trim(), direction: "asc" };
+  if (value.startsWith("-")) return { key: value.slice(1).trim(), direction: "desc" };
+  return { key: value, direction: "default" };
+}

@@ -1,0 +1,103 @@
+import type { FastifyPluginAsyncTypebox } from "@fastify/type-provider-typebox";
+import { type TSchema, Type } from "typebox";
+import type { AppContext } from "../../context.js";
+import { errorResponses, Pagination } from "../../platform/http/envelope.js";
+import { callerOf } from "../auth/index.js";
+import { RESOURCE_BY_TABLE } from "../catalog/index.js";
+import type { ParamDef } from "./params.js";
+import { REPORTS, type ReportDefinition } from "./registry.js";
+import { STATS } from "./stats.js";
+
+function paramSchema(def: ParamDef): TSchema {
+  const description = def.description;
+  switch (def.kind) {
+    case "list":
+      return Type.String({ description });
+    case "date":
+      return Type.String({
+        examples: ["2026-11-01"],
+        description: `A date (whole UTC day) or a date-time. ${description}`,
+      });
+    case "integer":
+      return Type.Integer({ minimum: def.min, maximum: def.max, default: def.default, description });
+    case "id":
+      return Type.Integer({ minimum: 1, description });
+    case "enum":
+      return Type.String({ enum: [...def.values], description, ...(def.default ? { default: def.default } : {}) });
+    case "text":
+      return Type.String({ maxLength: def.maxLength, description });
+  }
+}
+
+/** The query schema the OpenAPI document shows, made from the registry's parameters. */
+function querySchema(report: ReportDefinition) {
+  return Type.Object(Object.fromEntries(report.parameters.map((def) => [def.name, Type.Optional(paramSchema(def))])), {
+    additionalProperties: false,
+  });
+}
+
+const Metrics = Type.Object(
+  Object.fromEntries(STATS.map((s) => [s.name, Type.Number({ description: s.description })])),
+);
+
+function withMetrics(item: TSchema) {
+  return Type.Object({
+    ...(item as ReturnType<typeof Type.Object>).properties,
+    metrics: Metrics,
+    comparisonMetrics: Type.Optional(Metrics),
+  });
+}
+
+const PerformanceData = Type.Union([
+  Type.Array(
+    Type.Object({}, { additionalProperties: true, description: "One row: fields, <field>Id for entities, stats" }),
+  ),
+  Type.Object({ columns: Type.Array(Type.String()), rows: Type.Array(Type.Array(Type.Unknown())) }),
+]);
+
+const DATA: Record<string, TSchema> = {
+  performance: PerformanceData,
+  "account-metrics": Type.Array(withMetrics(RESOURCE_BY_TABLE.accounts.item)),
+  "link-metrics": Type.Array(withMetrics(RESOURCE_BY_TABLE.links.item)),
+};
+
+/** One GET route per registered report. */
+export function reportRoutes(ctx: AppContext): FastifyPluginAsyncTypebox {
+  return async (app) => {
+    for (const report of REPORTS) {
+      app.get(
+        report.path,
+        {
+          config: { permission: "reports.read" },
+          // The registry's parser reads the raw query, so HTTP and MCP refuse a bad value with the
+          // same message; the schema here documents the parameters.
+          attachValidation: true,
+          schema: {
+            tags: ["Reports"],
+            summary: report.title,
+            description: report.description,
+            querystring: querySchema(report),
+            response: {
+              200: Type.Object({
+                code: Type.String(),
+                message: Type.String(),
+                data: DATA[report.name] ?? Type.Unknown(),
+                pagination: Pagination,
+              }),
+              ...errorResponses,
+            },
+          },
+        },
+        async (request) => {
+          const result = await report.run(
+            ctx.db,
+            callerOf(request).tenantId,
+            request.query as Record<string, unknown>,
+            ctx.clock.now(),
+          );
+          return { code: "ok", message: "OK", ...result };
+        },
+      );
+    }
+  };
+}
