@@ -25,6 +25,7 @@ import {
   healthRoutes,
 } from "./features/health/index.js";
 import { issueRoutes } from "./features/issues/index.js";
+import { mcpRoutes } from "./features/mcp/index.js";
 import { reportRoutes } from "./features/reports/index.js";
 import { settingsRoutes, userRoutes } from "./features/tenants/index.js";
 import type { ClickBufferOptions } from "./features/tracking/index.js";
@@ -151,6 +152,7 @@ export async function buildApp(options: AppOptions): Promise<{ app: FastifyInsta
     });
     client.get("/api/swagger/v1/swagger.json", { schema: { hide: true } }, async () => client.swagger());
     await client.register(trackingPublicRoutes(ctx, ctx.tracking));
+    await client.register(mcpRoutes(ctx));
     await client.register(
       healthRoutes(ctx, () => health.get()),
       { prefix: "/api" },

@@ -1,4 +1,5 @@
 export { ApiKeyVerifier } from "./api-key-verifier.js";
+export { authenticate } from "./authenticate.js";
 export { authHook, callerOf } from "./hook.js";
 export { JwtSigner } from "./jwt.js";
 export { LastUsedRecorder } from "./last-used.js";

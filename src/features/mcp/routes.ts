@@ -1,0 +1,79 @@
+import { StreamableHTTPServerTransport } from "@modelcontextprotocol/sdk/server/streamableHttp.js";
+import type { FastifyInstance, FastifyReply } from "fastify";
+import { Type } from "typebox";
+import type { AppContext } from "../../context.js";
+import { ApiError } from "../../platform/http/errors.js";
+import { authenticate, type Principal } from "../auth/index.js";
+import { reportsServer } from "./tools.js";
+
+const MCP_SCOPES = ["reports.read", "reports.update"];
+
+/** Spec 5.10: an ApiKey whose scopes hold reports.read or reports.update; legacy keys are refused. */
+function requireReportsKey(principal: Principal): string {
+  if (principal.kind !== "apiKey") {
+    throw ApiError.unauthorized("The MCP endpoint takes an API key: send 'Authorization: ApiKey <key>'");
+  }
+  if (principal.legacy) {
+    throw ApiError.forbidden(
+      "Legacy API keys (created without scopes) cannot use MCP; create a key with the reports.read scope",
+    );
+  }
+  if (!principal.scopes.some((s) => MCP_SCOPES.includes(s))) {
+    throw ApiError.forbidden("This API key needs the reports.read or reports.update scope to use MCP");
+  }
+  return principal.tenantId;
+}
+
+function jsonRpcError(reply: FastifyReply, status: number, message: string) {
+  return reply
+    .status(status)
+    .header("content-type", "application/json")
+    .send({ jsonrpc: "2.0", error: { code: status === 401 ? -32001 : -32003, message }, id: null });
+}
+
+const JsonRpc = Type.Object({}, { additionalProperties: true, description: "A JSON-RPC message (MCP)" });
+
+/** POST /mcp: the MCP streamable HTTP endpoint (stateless: one server per request). */
+export function mcpRoutes(ctx: AppContext) {
+  return async (app: FastifyInstance) => {
+    app.post(
+      "/mcp",
+      {
+        schema: {
+          tags: ["MCP"],
+          summary: "MCP (streamable HTTP): tools list_reports, describe_report, run_report",
+          description:
+            "Authorization: ApiKey <key> with the reports.read or reports.update scope; legacy keys are refused.",
+          body: JsonRpc,
+          response: { 200: JsonRpc, 401: JsonRpc, 403: JsonRpc },
+        },
+      },
+      async (request, reply) => {
+        let tenantId: string;
+        try {
+          const principal = await authenticate(ctx, request.headers.authorization);
+          tenantId = requireReportsKey(principal);
+          if (principal.kind === "apiKey") ctx.lastUsed.touch(principal.tokenId, request.ip, ctx.clock.now());
+        } catch (error) {
+          if (error instanceof ApiError) return jsonRpcError(reply, error.status, error.message);
+          throw error;
+        }
+        const server = reportsServer({ db: ctx.db, tenantId, now: () => ctx.clock.now(), version: ctx.build.version });
+        const transport = new StreamableHTTPServerTransport({ enableJsonResponse: true });
+        reply.hijack();
+        reply.raw.on("close", () => {
+          void transport.close();
+          void server.close();
+        });
+        await server.connect(transport);
+        await transport.handleRequest(request.raw, reply.raw, request.body);
+      },
+    );
+
+    // Stateless: no server-sent event stream to open and no session to end.
+    const notAllowed = (_request: unknown, reply: FastifyReply) =>
+      jsonRpcError(reply.header("allow", "POST"), 405, "Method not allowed: this MCP endpoint is stateless; use POST");
+    app.get("/mcp", { schema: { hide: true } }, notAllowed);
+    app.delete("/mcp", { schema: { hide: true } }, notAllowed);
+  };
+}

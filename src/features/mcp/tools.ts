@@ -1,0 +1,140 @@
+import { Server } from "@modelcontextprotocol/sdk/server/index.js";
+import { CallToolRequestSchema, type CallToolResult, ListToolsRequestSchema } from "@modelcontextprotocol/sdk/types.js";
+import type { Queryable } from "../../platform/db/index.js";
+import { ApiError } from "../../platform/http/errors.js";
+import { findReport, REPORTS } from "../reports/index.js";
+import { renderData } from "./render.js";
+
+const READ_ONLY = { readOnlyHint: true, destructiveHint: false, idempotentHint: true, openWorldHint: false };
+
+const TOOLS = [
+  {
+    name: "list_reports",
+    description: "Lists the reports this service can run, with a one-line description each.",
+    inputSchema: { type: "object" as const, properties: {}, additionalProperties: false },
+    annotations: READ_ONLY,
+  },
+  {
+    name: "describe_report",
+    description: "Describes one report: its parameters, its fields (breakdowns) and its stats (with aliases).",
+    inputSchema: {
+      type: "object" as const,
+      properties: { report: { type: "string", description: `One of ${REPORTS.map((r) => r.name).join(", ")}` } },
+      required: ["report"],
+      additionalProperties: false,
+    },
+    annotations: READ_ONLY,
+  },
+  {
+    name: "run_report",
+    description:
+      "Runs a report for the API key's tenant with the given parameters (the same names and rules as the HTTP API) " +
+      "and returns its rows as structured content and as a readable table.",
+    inputSchema: {
+      type: "object" as const,
+      properties: {
+        report: { type: "string", description: `One of ${REPORTS.map((r) => r.name).join(", ")}` },
+        parameters: {
+          type: "object",
+          description:
+            "Report parameters, e.g. { fields: 'date,brand', stats: 'clicks,ftd', conversionDateFrom: '2026-11-01' }",
+          additionalProperties: true,
+        },
+      },
+      required: ["report"],
+      additionalProperties: false,
+    },
+    annotations: READ_ONLY,
+  },
+];
+
+function toolError(message: string): CallToolResult {
+  return { isError: true, content: [{ type: "text", text: message }] };
+}
+
+function result(structured: Record<string, unknown>, text: string): CallToolResult {
+  return { structuredContent: structured, content: [{ type: "text", text }] };
+}
+
+function reportOf(args: Record<string, unknown>) {
+  const name = args.report;
+  if (typeof name !== "string" || name.trim() === "") throw ApiError.validation("report", "is required");
+  const report = findReport(name);
+  if (!report) {
+    throw ApiError.validation("report", `Unknown report '${name}'; known: ${REPORTS.map((r) => r.name).join(", ")}`);
+  }
+  return report;
+}
+
+async function call(
+  db: Queryable,
+  tenantId: string,
+  now: Date,
+  tool: string,
+  args: Record<string, unknown>,
+): Promise<CallToolResult> {
+  if (tool === "list_reports") {
+    const reports = REPORTS.map(({ name, title, description }) => ({ name, title, description }));
+    return result({ reports }, reports.map((r) => `${r.name}: ${r.title}. ${r.description}`).join("\n"));
+  }
+  if (tool === "describe_report") {
+    const report = reportOf(args);
+    const described = {
+      name: report.name,
+      title: report.title,
+      description: report.description,
+      parameters: report.parameters,
+      fields: report.fields,
+      stats: report.stats,
+    };
+    const text = [
+      `${report.title} (${report.name}): ${report.description}`,
+      "Parameters:",
+      ...report.parameters.map((p) => `- ${p.name} (${p.kind}): ${p.description}`),
+      ...(report.fields.length ? ["Fields:", ...report.fields.map((f) => `- ${f.name}: ${f.description}`)] : []),
+      "Stats:",
+      ...report.stats.map(
+        (s) => `- ${s.name}${s.aliases.length ? ` (alias ${s.aliases.join(", ")})` : ""}: ${s.description}`,
+      ),
+    ].join("\n");
+    return result(described, text);
+  }
+  if (tool === "run_report") {
+    const report = reportOf(args);
+    const raw = args.parameters ?? {};
+    if (typeof raw !== "object" || raw === null || Array.isArray(raw)) {
+      throw ApiError.validation("parameters", "must be an object of parameter names and values");
+    }
+    const { data, pagination } = await report.run(db, tenantId, raw as Record<string, unknown>, now);
+    return result({ report: report.name, data, pagination }, renderData(data, pagination));
+  }
+  return toolError(`Unknown tool '${tool}'; tools: ${TOOLS.map((t) => t.name).join(", ")}`);
+}
+
+/** An MCP server over the report registry for one tenant: read-only, nothing else exposed. */
+export function reportsServer(options: { db: Queryable; tenantId: string; now: () => Date; version: string }): Server {
+  const server = new Server(
+    { name: "tracking-platform-reports", version: options.version },
+    {
+      capabilities: { tools: {} },
+      instructions: "Reports of a tracking platform: list_reports, describe_report, run_report.",
+    },
+  );
+  server.setRequestHandler(ListToolsRequestSchema, async () => ({ tools: TOOLS }));
+  server.setRequestHandler(CallToolRequestSchema, async (request) => {
+    try {
+      return await call(
+        options.db,
+        options.tenantId,
+        options.now(),
+        request.params.name,
+        request.params.arguments ?? {},
+      );
+    } catch (error) {
+      // The same message the HTTP API gives for the same mistake.
+      if (error instanceof ApiError) return toolError(error.message);
+      throw error;
+    }
+  });
+  return server;
+}
