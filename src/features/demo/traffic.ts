@@ -12,6 +12,21 @@ export interface TrafficOptions {
   seed?: number;
   /** Clicks per transaction. */
   batchSize?: number;
+  /**
+   * At least this many accounts: when the tenant has fewer, more are created (spread over its
+   * programs, each with a link per brand its program offers). Default: the demo catalog's six.
+   */
+  accounts?: number;
+  /**
+   * Conversions per click on average (signups, deposits, commissions... together), by scaling
+   * the share of clicks that sign up. Default about 0.23 (8% of clicks sign up).
+   */
+  conversionsPerClick?: number;
+  /**
+   * Batches written at once, each in its own transaction (PostgreSQL; PGlite has one connection
+   * and runs them one after the other). Default 1. A batch whose transaction deadlocks is retried.
+   */
+  concurrency?: number;
   onProgress?: (progress: { clicks: number; conversions: number }) => void;
 }
 
@@ -105,10 +120,58 @@ async function createCatalog(db: Db, tenantId: string, at: Date): Promise<void> 
   });
 }
 
+/** A catalog grown to `accounts` accounts: new ones go round the programs, with a link per offered brand. */
+async function addAccounts(db: Db, tenantId: string, accounts: number, at: Date): Promise<void> {
+  const [existing] = await db.query<{ n: number }>("select count(*)::int as n from accounts where tenant_id = $1", [
+    tenantId,
+  ]);
+  const programs = await db.query<{ id: string; brand_ids: (string | number)[] }>(
+    "select id, brand_ids from programs where tenant_id = $1 order by id",
+    [tenantId],
+  );
+  const brands = await db.query<{ id: string; name: string }>(
+    "select id, name from brands where tenant_id = $1 order by id",
+    [tenantId],
+  );
+  const brandName = new Map(brands.map((b) => [Number(b.id), b.name]));
+  const change = { tenantId, actor: { type: "system", name: "seed" } as const, at };
+  // Some hundreds of accounts per transaction: a failure loses little, and no transaction grows huge.
+  const perTransaction = 250;
+  for (let next = (existing?.n ?? 0) + 1; next <= accounts; next += perTransaction) {
+    const last = Math.min(accounts, next + perTransaction - 1);
+    await db.transaction(async (tx) => {
+      const create = (table: keyof typeof RESOURCE_BY_TABLE, input: Record<string, unknown>) =>
+        createItem(tx, RESOURCE_BY_TABLE[table], input, change).then((item) => item.id);
+      for (let n = next; n <= last; n++) {
+        const program = programs[n % programs.length];
+        if (program === undefined) throw new Error("the tenant has no program to add accounts to");
+        const accountId = await create("accounts", {
+          name: `Affiliate ${n}`,
+          programId: Number(program.id),
+          username: `aff-${n}`,
+          status: n % 10 === 0 ? "inactive" : "active",
+        });
+        for (const brandId of program.brand_ids.map(Number)) {
+          const slug = brandName.get(brandId)?.toLowerCase().replace(/\W+/g, "-") ?? "brand";
+          await create("links", {
+            accountId,
+            brandId,
+            name: `${slug} ${n}`,
+            url: `https://${slug}.example/welcome?btag={clickId}&acc=${accountId}`,
+          });
+        }
+      }
+    });
+  }
+}
+
+/** Conversions per signing-up click on average, as conversionsOf draws them. */
+const CONVERSIONS_PER_SIGNUP = 1 + 0.35 * (2 + 0.5 + 1.5 * 2);
+
 /** The conversions a click leads to: most none, some a signup, fewer a first deposit, and so on. */
-function conversionsOf(rand: () => number, click: Click, now: Date): ConversionInput[] {
+function conversionsOf(rand: () => number, click: Click, now: Date, signupRate: number): ConversionInput[] {
   const out: ConversionInput[] = [];
-  if (rand() > 0.08) return out;
+  if (rand() > signupRate) return out;
   const later = (minutes: number) => {
     const at = new Date(Math.min(click.at.getTime() + minutes * 60_000, now.getTime()));
     return at.toISOString();
@@ -155,6 +218,12 @@ function conversionsOf(rand: () => number, click: Click, now: Date): ConversionI
   return out;
 }
 
+/** A deadlock or serialization failure: the transaction was rolled back and can be run again. */
+function isRetryable(error: unknown): boolean {
+  const code = typeof error === "object" && error !== null && "code" in error ? error.code : undefined;
+  return code === "40P01" || code === "40001";
+}
+
 /**
  * Fills a tenant with traffic through the tracking code paths: clicks go through the click
  * writer (tracker creation, unique visitors, rollups), conversions through validation and the
@@ -169,14 +238,44 @@ export async function generateTraffic(db: Db, tenantId: string, options: Traffic
     await createCatalog(db, tenantId, options.now);
     catalog = await existingCatalog(db, tenantId);
   }
+  if (options.accounts !== undefined && new Set(catalog.links.map((l) => l.accountId)).size < options.accounts) {
+    await addAccounts(db, tenantId, options.accounts, options.now);
+    catalog = await existingCatalog(db, tenantId);
+  }
+  const signupRate =
+    options.conversionsPerClick === undefined
+      ? 0.08
+      : Math.min(1, options.conversionsPerClick / CONVERSIONS_PER_SIGNUP);
   const batchSize = options.batchSize ?? 5000;
+  const concurrency = db.kind === "pglite" ? 1 : Math.max(1, Math.floor(options.concurrency ?? 1));
   const spanMs = options.days * 86_400_000;
   const start = options.now.getTime() - spanMs;
+  let generated = 0;
   let clicks = 0;
   let conversions = 0;
-  while (clicks < options.clicks) {
+  const write = async (batch: Click[], valid: ReturnType<typeof readConversion>[]): Promise<void> => {
+    for (let attempt = 1; ; attempt++) {
+      try {
+        await db.transaction(async (tx) => {
+          await writeClicks(tx, batch, options.now);
+          await recordConversions(tx, tenantId, valid, options.now);
+        });
+        break;
+      } catch (error) {
+        if (attempt >= 5 || !isRetryable(error)) throw error;
+      }
+    }
+    clicks += batch.length;
+    conversions += valid.length;
+    options.onProgress?.({ clicks, conversions });
+  };
+  // Batches are drawn one after the other (same seed, same traffic) and written up to
+  // `concurrency` at a time.
+  const inFlight = new Set<Promise<void>>();
+  let failure: { error: unknown } | undefined;
+  while (generated < options.clicks && failure === undefined) {
     const batch: Click[] = [];
-    const size = Math.min(batchSize, options.clicks - clicks);
+    const size = Math.min(batchSize, options.clicks - generated);
     for (let i = 0; i < size; i++) {
       const link = pick(catalog.links);
       const sourceIndex = Math.floor(rand() * catalog.sources.length);
@@ -204,15 +303,18 @@ export async function generateTraffic(db: Db, tenantId: string, options: Traffic
         referrer: rand() < 0.4 ? "https://www.google.com/" : null,
       });
     }
-    const inputs = batch.flatMap((click) => conversionsOf(rand, click, options.now));
+    const inputs = batch.flatMap((click) => conversionsOf(rand, click, options.now, signupRate));
     const valid = inputs.map((input) => readConversion(input, "", options.now));
-    await db.transaction(async (tx) => {
-      await writeClicks(tx, batch, options.now);
-      await recordConversions(tx, tenantId, valid, options.now);
-    });
-    clicks += batch.length;
-    conversions += valid.length;
-    options.onProgress?.({ clicks, conversions });
+    generated += batch.length;
+    const written: Promise<void> = write(batch, valid)
+      .catch((error: unknown) => {
+        failure ??= { error };
+      })
+      .finally(() => inFlight.delete(written));
+    inFlight.add(written);
+    if (inFlight.size >= concurrency) await Promise.race(inFlight);
   }
+  await Promise.all(inFlight);
+  if (failure !== undefined) throw failure.error;
   return { clicks, conversions, links: catalog.links.length, trafficSources: catalog.sources.length };
 }

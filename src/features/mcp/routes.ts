@@ -24,14 +24,18 @@ function requireReportsKey(principal: Principal): string {
   return principal.tenantId;
 }
 
+// Server-defined JSON-RPC codes (-32000 to -32099) for the HTTP refusals.
+const JSON_RPC_CODES: Record<number, number> = { 401: -32001, 403: -32003, 405: -32005 };
+
 function jsonRpcError(reply: FastifyReply, status: number, message: string) {
   return reply
     .status(status)
     .header("content-type", "application/json")
-    .send({ jsonrpc: "2.0", error: { code: status === 401 ? -32001 : -32003, message }, id: null });
+    .send({ jsonrpc: "2.0", error: { code: JSON_RPC_CODES[status] ?? -32000, message }, id: null });
 }
 
-const JsonRpc = Type.Object({}, { additionalProperties: true, description: "A JSON-RPC message (MCP)" });
+// Untyped: a JSON-RPC batch is an array, and the transport (after the key is checked) judges it.
+const JsonRpc = Type.Unsafe<unknown>({ description: "A JSON-RPC message or batch (MCP)" });
 
 /** POST /mcp: the MCP streamable HTTP endpoint (stateless: one server per request). */
 export function mcpRoutes(ctx: AppContext) {

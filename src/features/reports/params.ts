@@ -16,8 +16,9 @@ export type ParamDef = {
 
 export type ParamValue = string | number | string[] | Date | undefined;
 
-function one(raw: unknown, name: string): string | number | undefined {
-  const value = Array.isArray(raw) ? raw[raw.length - 1] : raw;
+function one(raw: unknown, name: string, kind: ParamDef["kind"]): string | number | undefined {
+  // A list may come as an array (MCP clients send JSON); elsewhere a repeated query parameter's last value wins.
+  const value = Array.isArray(raw) ? (kind === "list" ? raw.map(String).join(",") : raw[raw.length - 1]) : raw;
   if (value === undefined || value === null || value === "") return undefined;
   if (typeof value === "number") return value;
   if (typeof value === "string") return value;
@@ -33,7 +34,7 @@ function integer(value: string | number, name: string, min: number, max: number)
 }
 
 function parseOne(def: ParamDef, raw: unknown): ParamValue {
-  const value = one(raw, def.name);
+  const value = one(raw, def.name, def.kind);
   switch (def.kind) {
     case "list": {
       if (value === undefined) return undefined;
@@ -88,19 +89,33 @@ export function parseParams(defs: readonly ParamDef[], raw: Record<string, unkno
   return result;
 }
 
-/** A from/to pair: both inclusive, from not after to. */
+/**
+ * A from/to pair, both inclusive, from not after to. With `fallback` (a default window), a
+ * missing end takes its default: `to` today, `from` 29 days before `to`. Without one, both ends
+ * or neither must be given.
+ */
 export function dateWindow(
   params: Record<string, ParamValue>,
   names: [string, string],
   fallback: { from: Date; to: Date } | null,
 ): { from: Date; to: Date } | null {
-  const from = params[names[0]] as Date | undefined;
-  const to = params[names[1]] as Date | undefined;
+  let from = params[names[0]] as Date | undefined;
+  let to = params[names[1]] as Date | undefined;
   if (from === undefined && to === undefined) return fallback;
-  if (from === undefined) throw ApiError.validation(names[0], `is required when ${names[1]} is given`);
-  if (to === undefined) throw ApiError.validation(names[1], `is required when ${names[0]} is given`);
+  if (fallback === null) {
+    if (from === undefined) throw ApiError.validation(names[0], `is required when ${names[1]} is given`);
+    if (to === undefined) throw ApiError.validation(names[1], `is required when ${names[0]} is given`);
+  }
+  to ??= fallback?.to ?? new Date(Number.NaN);
+  from ??= new Date(startOfDay(to).getTime() - 29 * DAY_MS);
   if (from > to) throw ApiError.validation(names[1], `must not be before ${names[0]}`);
   return { from, to };
+}
+
+const DAY_MS = 86_400_000;
+
+function startOfDay(at: Date): Date {
+  return new Date(`${at.toISOString().slice(0, 10)}T00:00:00.000Z`);
 }
 
 /** The UTC days a window touches, as the rollups key them. */
@@ -110,8 +125,8 @@ export function dayRange(window: { from: Date; to: Date }): [string, string] {
 
 /** The last 30 UTC days up to and including today: the window when none is given. */
 export function last30Days(now: Date): { from: Date; to: Date } {
-  const today = new Date(`${now.toISOString().slice(0, 10)}T00:00:00.000Z`);
-  return { from: new Date(today.getTime() - 29 * 86_400_000), to: new Date(today.getTime() + 86_400_000 - 1) };
+  const today = startOfDay(now);
+  return { from: new Date(today.getTime() - 29 * DAY_MS), to: new Date(today.getTime() + DAY_MS - 1) };
 }
 
 /**

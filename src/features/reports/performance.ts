@@ -20,7 +20,8 @@ export const FIELDS: FieldDef[] = [
   {
     name: "week",
     description: "ISO week, as the date of its Monday (YYYY-MM-DD)",
-    group: "date_trunc('week', m.day)::date",
+    // Date arithmetic, not date_trunc, whose timestamptz overload would depend on the session's time zone.
+    group: "(m.day - (extract(isodow from m.day)::int - 1))",
     format: (f) => `to_char(${f}, 'YYYY-MM-DD')`,
   },
   { name: "month", description: "Month (YYYY-MM)", group: "to_char(m.day, 'YYYY-MM')" },
