@@ -151,8 +151,6 @@ export async function buildApp(options: AppOptions): Promise<{ app: FastifyInsta
       configuration: { url: "/api/swagger/v1/swagger.json", withDefaultFonts: false },
     });
     client.get("/api/swagger/v1/swagger.json", { schema: { hide: true } }, async () => client.swagger());
-    await client.register(trackingPublicRoutes(ctx, ctx.tracking));
-    await client.register(mcpRoutes(ctx));
     await client.register(
       healthRoutes(ctx, () => health.get()),
       { prefix: "/api" },
@@ -176,6 +174,9 @@ export async function buildApp(options: AppOptions): Promise<{ app: FastifyInsta
       },
       { prefix: "/api/v1" },
     );
+    // Outside /api, in their own formats; listed after the API in the document.
+    await client.register(trackingPublicRoutes(ctx, ctx.tracking));
+    await client.register(mcpRoutes(ctx));
   });
 
   // The operator surface exists only when it has a credential: otherwise every path is a 404.

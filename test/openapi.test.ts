@@ -96,8 +96,8 @@ describe("OpenAPI documents", () => {
       expect(paths).not.toContain("/metrics");
       expect(paths.filter((p) => p.startsWith("/api/admin"))).toEqual([]);
       expect(paths.filter((p) => p.startsWith("/api/swagger") || p.startsWith("/api/docs"))).toEqual([]);
-      // Everything in it is client surface: the API, health and the public tracking endpoints.
-      const tracking = ["/go/", "/postback/", "/collect"];
+      // Everything in it is client surface: the API, health, the public tracking endpoints and MCP.
+      const tracking = ["/go/", "/postback/", "/collect", "/mcp"];
       expect(
         paths.filter(
           (p) => !p.startsWith("/api/v1/") && !p.startsWith("/api/health") && !tracking.some((t) => p.startsWith(t)),
