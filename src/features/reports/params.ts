@@ -73,11 +73,11 @@ function parseOne(def: ParamDef, raw: unknown): ParamValue {
  * definition and an unknown parameter is refused, so both surfaces answer the same way.
  */
 export function parseParams(defs: readonly ParamDef[], raw: Record<string, unknown>): Record<string, ParamValue> {
-  const known = new Map(defs.map((d) => [d.name.toLowerCase(), d]));
+  const known = new Map(defs.map((d) => [d.name, d]));
   const result: Record<string, ParamValue> = {};
   for (const def of defs) result[def.name] = parseOne(def, undefined);
   for (const [name, value] of Object.entries(raw)) {
-    const def = known.get(name.toLowerCase());
+    const def = known.get(name);
     if (!def) {
       throw ApiError.validation(
         name,
@@ -106,7 +106,11 @@ export function dateWindow(
     if (from === undefined) throw ApiError.validation(names[0], `is required when ${names[1]} is given`);
     if (to === undefined) throw ApiError.validation(names[1], `is required when ${names[0]} is given`);
   }
-  to ??= fallback?.to ?? new Date(Number.NaN);
+  if (to === undefined) {
+    to = fallback?.to ?? new Date(Number.NaN);
+    if (from !== undefined && from > to)
+      throw ApiError.validation(names[0], `must not be after today (the default ${names[1]})`);
+  }
   from ??= new Date(startOfDay(to).getTime() - 29 * DAY_MS);
   if (from > to) throw ApiError.validation(names[1], `must not be before ${names[0]}`);
   return { from, to };

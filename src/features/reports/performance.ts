@@ -159,8 +159,14 @@ export interface PerformanceResult {
   pagination: { offset: number; limit: number; total: number };
 }
 
+/** A field's sort key: entities by the name shown, then id. */
+function fieldKey(field: FieldDef, i: number, direction: "asc" | "desc"): string {
+  const nulls = direction === "asc" ? "nulls first" : "nulls last";
+  return field.entity ? `e${i}.name ${direction} ${nulls}, g.f${i} ${direction}` : `g.f${i} ${direction} ${nulls}`;
+}
+
 function orderBy(sortBy: string | undefined, fields: FieldDef[], stats: StatDef[]): string {
-  const byFields = fields.map((_, i) => `g.f${i} nulls first`);
+  const byFields = fields.map((f, i) => fieldKey(f, i, "asc"));
   if (sortBy === undefined) return [...byFields, "1"].join(", ");
   const { key, direction } = readSort(sortBy);
   const stat = findStat(key);
@@ -226,8 +232,13 @@ export async function runPerformance(
     order by ${orderBy(params.sortBy as string | undefined, fields, stats)}
     offset $${values.length - 1} limit $${values.length}`;
   const rows = await db.query<Record<string, unknown>>(sql, values);
-  // Without fields the report is one total row, zeros included, even with no traffic.
-  const total = rows[0]?.total_rows === undefined ? 0 : Number(rows[0].total_rows);
+  // Without fields the report is one total row, zeros included, even with no traffic. A page
+  // past the end has no row to carry the count: ask for the first row just for it.
+  let counted = rows[0];
+  if (counted === undefined && offset > 0) {
+    [counted] = await db.query<Record<string, unknown>>(sql, [...values.slice(0, -2), 0, 1]);
+  }
+  const total = counted?.total_rows === undefined ? 0 : Number(counted.total_rows);
   const json = rows.map((row) => {
     const { total_rows: _total, ...rest } = row;
     return rest;

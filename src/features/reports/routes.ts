@@ -19,17 +19,24 @@ function paramSchema(def: ParamDef): TSchema {
         description: `A date (whole UTC day) or a date-time. ${description}`,
       });
     case "integer":
-      return Type.Integer({ minimum: def.min, maximum: def.max, default: def.default, description });
+      return Type.Integer({
+        minimum: def.min,
+        maximum: def.max,
+        description: `${description} (default ${def.default})`,
+      });
     case "id":
       return Type.Integer({ minimum: 1, description });
     case "enum":
-      return Type.String({ enum: [...def.values], description, ...(def.default ? { default: def.default } : {}) });
+      return Type.String({ enum: [...def.values], description });
     case "text":
       return Type.String({ maxLength: def.maxLength, description });
   }
 }
 
-/** The query schema the OpenAPI document shows, made from the registry's parameters. */
+/**
+ * The query schema the OpenAPI document shows, made from the registry's parameters. No
+ * `default`s: the validator would write them into the query, over a value parseParams reads.
+ */
 function querySchema(report: ReportDefinition) {
   return Type.Object(Object.fromEntries(report.parameters.map((def) => [def.name, Type.Optional(paramSchema(def))])), {
     additionalProperties: false,
