@@ -176,10 +176,8 @@ function orderBy(sortBy: string | undefined, fields: FieldDef[], stats: StatDef[
   }
   const field = FIELD_BY_NAME.get(key.toLowerCase());
   const fieldIndex = field ? fields.indexOf(field) : -1;
-  if (fieldIndex >= 0) {
-    return [`g.f${fieldIndex} ${direction === "desc" ? "desc nulls last" : "asc nulls first"}`, ...byFields, "1"].join(
-      ", ",
-    );
+  if (field && fieldIndex >= 0) {
+    return [fieldKey(field, fieldIndex, direction === "desc" ? "desc" : "asc"), ...byFields, "1"].join(", ");
   }
   throw ApiError.validation("sortBy", `'${key}' must be one of the requested fields or stats`);
 }
