@@ -26,6 +26,7 @@ import {
 } from "./features/health/index.js";
 import { issueRoutes } from "./features/issues/index.js";
 import { mcpRoutes } from "./features/mcp/index.js";
+import { webhookSettingsRoutes } from "./features/outgoing-webhooks/index.js";
 import { reportRoutes } from "./features/reports/index.js";
 import { settingsRoutes, userRoutes } from "./features/tenants/index.js";
 import type { ClickBufferOptions } from "./features/tracking/index.js";
@@ -171,6 +172,7 @@ export async function buildApp(options: AppOptions): Promise<{ app: FastifyInsta
         await v1.register(linkGeneratorRoutes(ctx));
         await v1.register(conversionRoutes(ctx, ctx.tracking));
         await v1.register(reportRoutes(ctx));
+        await v1.register(webhookSettingsRoutes(ctx));
       },
       { prefix: "/api/v1" },
     );

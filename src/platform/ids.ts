@@ -18,7 +18,20 @@ function base32(bytes: Uint8Array): string {
   return out;
 }
 
-export type IdPrefix = "ten" | "usr" | "tok" | "aud" | "run" | "req" | "node" | "iss" | "mail" | "clk" | "cnv" | "pv";
+export type IdPrefix =
+  | "ten"
+  | "usr"
+  | "tok"
+  | "aud"
+  | "run"
+  | "req"
+  | "node"
+  | "iss"
+  | "mail"
+  | "clk"
+  | "cnv"
+  | "pv"
+  | "wh";
 
 // Random bytes are drawn 4 KiB at a time: one syscall per ~400 ids instead of one per id,
 // which matters because every request gets an id.

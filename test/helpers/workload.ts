@@ -30,7 +30,7 @@ export function prng(seed: number) {
     },
   };
 }
-export type Prng = ReturnType<typeof prng>;
+type Prng = ReturnType<typeof prng>;
 
 export const BROWSERS = [
   "Mozilla/5.0 (Windows NT 10.0; Win64; x64) Chrome/126.0 Safari/537.36",

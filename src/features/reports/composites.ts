@@ -101,7 +101,7 @@ function sortClause(raw: string | undefined): string {
   const { key, direction } = readSort(raw);
   if (key.toLowerCase() === "name") return `lower(c.name) ${direction === "desc" ? "desc" : "asc"}, c.id`;
   const stat = findStat(key);
-  if (!stat || !stat.compositeSort) {
+  if (!stat?.compositeSort) {
     throw ApiError.validation(
       "sortBy",
       `Unknown sort column '${key}'; use name or one of ${SORTABLE.map((s) => s.name).join(", ")} (alias ftd)`,

@@ -1,2 +1,2 @@
-export { findReport, REPORTS, type ReportDefinition, type ReportResult } from "./registry.js";
+export { findReport, REPORTS } from "./registry.js";
 export { reportRoutes } from "./routes.js";

@@ -145,10 +145,7 @@ function pick<T extends { name: string }>(
   const out: T[] = [];
   for (const name of names ?? []) {
     const found = find(name);
-    if (!found) {
-      const message = `Unknown ${what} '${name}'`;
-      throw new ApiError("validation_error", message, { errors: [{ path: param, message }] });
-    }
+    if (!found) throw ApiError.invalid(param, `Unknown ${what} '${name}'`);
     if (!out.includes(found)) out.push(found);
   }
   return out;

@@ -4,7 +4,13 @@ export { writeClicks } from "./click-writer.js";
 export { type ConversionInput, readConversion } from "./conversion-input.js";
 export { conversionRoutes } from "./conversion-routes.js";
 export { recordConversions } from "./conversion-service.js";
-export { CONVERSION_TYPES, type ConversionType } from "./conversion-types.js";
+export {
+  ATTRIBUTION_SOURCES,
+  COMMISSION_TYPES,
+  CONVERSION_TYPES,
+  type ConversionType,
+  isConversionType,
+} from "./conversion-types.js";
 export { linkGeneratorRoutes } from "./link-generator.js";
 export { trackingPublicRoutes } from "./public-routes.js";
 export { TRACKING_RETENTION } from "./retention.js";

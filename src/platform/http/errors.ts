@@ -43,6 +43,11 @@ export class ApiError extends Error {
     return new ApiError("validation_error", `${path} ${message}`, { errors: [{ path, message }] });
   }
 
+  /** A validation error whose message already names what is wrong (`Unknown field 'foo'`). */
+  static invalid(path: string, message: string): ApiError {
+    return new ApiError("validation_error", message, { errors: [{ path, message }] });
+  }
+
   static notFound(what: string, id: string | number): ApiError {
     return new ApiError("not_found", `${what} '${id}' was not found`);
   }

@@ -1,0 +1,1 @@
+export { webhookSettingsRoutes } from "./routes.js";

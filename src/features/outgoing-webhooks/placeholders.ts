@@ -1,0 +1,212 @@
+/**
+ * The placeholder engine of outgoing webhook URLs (spec part 2, "URL placeholders"):
+ * `${name}` and `{{name}}` insert the URL-encoded value, `{{{name}}}` the raw value. Names are
+ * case-insensitive and each is a plain name (never a dotted path). A value the conversion does
+ * not have renders as an empty string.
+ */
+
+/** Every name a real conversion can fill (lower-cased keys map to the canonical spelling). */
+export const LIVE_PLACEHOLDERS = [
+  "clickId",
+  "externalClickId",
+  "eventName",
+  "eventValue",
+  "currencyCode",
+  "eventTime",
+  "eventTimeStamp",
+  "conversionId",
+  "conversionType",
+  "attributionSource",
+  "parameterA",
+  "parameterB",
+  "gclid",
+  "fbclid",
+  "msclkid",
+  "obclid",
+  "clickTime",
+  "clickTimeStamp",
+  "country",
+  "trafficSource",
+  "trafficSourceId",
+  "account",
+  "accountId",
+  "brand",
+  "brandId",
+  "program",
+  "programId",
+  "link",
+  "linkId",
+  "tracker",
+  "trackerId",
+  "clientUserAgent",
+] as const;
+
+/** Filled only by Simulate; they render empty in live postbacks. */
+export const SIMULATE_ONLY_PLACEHOLDERS = [
+  "medium",
+  "campaign",
+  "term",
+  "content",
+  "creative",
+  "location",
+  "locationPath",
+  "documentTitle",
+] as const;
+
+export type PlaceholderName = (typeof LIVE_PLACEHOLDERS)[number] | (typeof SIMULATE_ONLY_PLACEHOLDERS)[number];
+
+const CANONICAL = new Map<string, PlaceholderName>(
+  [...LIVE_PLACEHOLDERS, ...SIMULATE_ONLY_PLACEHOLDERS].map((name) => [name.toLowerCase(), name]),
+);
+
+/** Values by canonical name; absent or null renders empty. */
+export type PlaceholderValues = Partial<Record<PlaceholderName, string | null>>;
+
+// Longest form first, so `{{{x}}}` is not read as `{` + `{{x}}` + `}`.
+const TOKEN = /\{\{\{([^{}]*)\}\}\}|\{\{([^{}]*)\}\}|\$\{([^{}]*)\}/g;
+const PLAIN_NAME = /^[A-Za-z][A-Za-z0-9_]*$/;
+
+/** One placeholder as written in a template. */
+export interface Token {
+  /** The text as written, e.g. `${clickId}`. */
+  text: string;
+  /** The name inside, trimmed. */
+  inner: string;
+  raw: boolean;
+  /** The canonical name, when the inner text is a known plain name. */
+  name: PlaceholderName | null;
+  problem: "not_plain" | "unknown" | null;
+}
+
+export function tokens(template: string): Token[] {
+  const out: Token[] = [];
+  for (const match of template.matchAll(TOKEN)) {
+    const [text, rawInner, encodedInner, dollarInner] = match;
+    const inner = (rawInner ?? encodedInner ?? dollarInner ?? "").trim();
+    const plain = PLAIN_NAME.test(inner);
+    const name = plain ? (CANONICAL.get(inner.toLowerCase()) ?? null) : null;
+    out.push({
+      text,
+      inner,
+      raw: rawInner !== undefined,
+      name,
+      problem: !plain ? "not_plain" : name === null ? "unknown" : null,
+    });
+  }
+  return out;
+}
+
+// A lone UTF-16 surrogate (a user agent cut inside an emoji) would make encodeURIComponent throw.
+const LONE_SURROGATE = /[\uD800-\uDBFF](?![\uDC00-\uDFFF])|(?<![\uD800-\uDBFF])[\uDC00-\uDFFF]/g;
+
+function wellFormed(value: string): string {
+  return value.replace(LONE_SURROGATE, "\uFFFD");
+}
+
+/**
+ * Renders a template. A placeholder that is not a known plain name renders empty too; callers
+ * that must refuse such templates check `tokens` first.
+ */
+export function render(template: string, values: PlaceholderValues): string {
+  return template.replace(TOKEN, (_text, rawInner?: string, encodedInner?: string, dollarInner?: string) => {
+    const inner = (rawInner ?? encodedInner ?? dollarInner ?? "").trim();
+    const name = CANONICAL.get(inner.toLowerCase());
+    const value = name === undefined ? null : (values[name] ?? null);
+    if (value === null) return "";
+    return rawInner !== undefined ? value : encodeURIComponent(wellFormed(value));
+  });
+}
+
+/** A reason a template cannot be saved, naming the placeholder at fault. */
+export class PlaceholderError extends Error {
+  constructor(
+    message: string,
+    readonly placeholder: string | null,
+  ) {
+    super(message);
+    this.name = "PlaceholderError";
+  }
+}
+
+/** Sample values: every placeholder filled, so the rendered URL shows what a postback would look like. */
+export const SAMPLE_VALUES: Required<PlaceholderValues> = {
+  clickId: "clk_06gzyy77kggck3hytbtrc2xp48",
+  externalClickId: "ext-123",
+  eventName: "Deposit",
+  eventValue: "25.50",
+  currencyCode: "EUR",
+  eventTime: "2026-11-21T10:00:00.000Z",
+  eventTimeStamp: "1795255200",
+  conversionId: "cnv_06gzyy77kggck3hytbtrc2xp48",
+  conversionType: "Deposit",
+  attributionSource: "google",
+  parameterA: "sub1",
+  parameterB: "sub2",
+  gclid: "EAIaIQobChMI",
+  fbclid: "IwAR2",
+  msclkid: "5c1a2b",
+  obclid: "ob-77",
+  clickTime: "2026-11-21T09:30:00.000Z",
+  clickTimeStamp: "1795253400",
+  country: "GB",
+  trafficSource: "Google Ads",
+  trafficSourceId: "1",
+  account: "Main account",
+  accountId: "1",
+  brand: "Brand",
+  brandId: "1",
+  program: "Program",
+  programId: "1",
+  link: "Landing link",
+  linkId: "1",
+  tracker: "spring-promo",
+  trackerId: "1",
+  clientUserAgent: "Mozilla/5.0",
+  medium: "cpc",
+  campaign: "spring",
+  term: "casino bonus",
+  content: "banner-a",
+  creative: "creative-1",
+  location: "https://brand.example/welcome",
+  locationPath: "/welcome",
+  documentTitle: "Welcome",
+};
+
+const SIMULATE_ONLY = new Set<string>(SIMULATE_ONLY_PLACEHOLDERS);
+const LIVE_SAMPLE_VALUES: PlaceholderValues = Object.fromEntries(
+  Object.entries(SAMPLE_VALUES).filter(([name]) => !SIMULATE_ONLY.has(name)),
+);
+
+/**
+ * Save-time validation: every placeholder a known plain name, and the template rendered with
+ * sample values an absolute http or https URL. Returns the rendered sample.
+ */
+export function validateTemplate(template: string): string {
+  for (const token of tokens(template)) {
+    if (token.problem === "not_plain") {
+      throw new PlaceholderError(
+        `Placeholder '${token.text}' is not a plain name (write one name, e.g. \${clickId})`,
+        token.text,
+      );
+    }
+    if (token.problem === "unknown") throw new PlaceholderError(`Unknown placeholder '${token.text}'`, token.text);
+  }
+  // Checked as a live postback would render it: simulate-only names empty, so a URL that needs
+  // one of them to be a web address is refused. Written out in full (scheme, //, host): the
+  // URL parser's leniency (`http:x`, `https:///x`, backslashes) is not accepted.
+  const live = render(template, LIVE_SAMPLE_VALUES);
+  const refused = () =>
+    new PlaceholderError(`URL does not resolve to an absolute http or https address: '${live}'`, null);
+  const scheme = /^([a-z][a-z0-9+.-]*):/i.exec(live)?.[1]?.toLowerCase();
+  if (scheme !== undefined && scheme !== "http" && scheme !== "https") {
+    throw new PlaceholderError(`URL must be http or https, not ${scheme}`, null);
+  }
+  if (!/^https?:\/\/[^/\\?#\s]+/i.test(live)) throw refused();
+  try {
+    new URL(live);
+  } catch {
+    throw refused();
+  }
+  // The sample shown to the caller fills the simulate-only names too.
+  return render(template, SAMPLE_VALUES);
+}

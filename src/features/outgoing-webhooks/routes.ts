@@ -1,0 +1,185 @@
+import type { FastifyPluginAsyncTypebox } from "@fastify/type-provider-typebox";
+import type { FastifyRequest } from "fastify";
+import { Type } from "typebox";
+import type { AppContext } from "../../context.js";
+import { Envelope, errorResponses, ok, PagedEnvelope, paged } from "../../platform/http/envelope.js";
+import { ApiError } from "../../platform/http/errors.js";
+import { actorOf } from "../audit/index.js";
+import { callerOf } from "../auth/index.js";
+import {
+  LIVE_PLACEHOLDERS,
+  PlaceholderError,
+  SIMULATE_ONLY_PLACEHOLDERS,
+  tokens,
+  validateTemplate,
+} from "./placeholders.js";
+import {
+  NewWebhook,
+  PlaceholderInfo,
+  ValidateAnswer,
+  ValidateBody,
+  Webhook,
+  WebhookId,
+  WebhookListQuery,
+  WebhookPatch,
+} from "./schemas.js";
+import {
+  createWebhook,
+  deleteWebhook,
+  getWebhook,
+  listWebhooks,
+  type SettingsChange,
+  updateWebhook,
+} from "./settings-service.js";
+
+const BASE = "/conversions/outgoing/webhooks";
+const TAG = "Outgoing conversion webhooks";
+const conflict = { 409: errorResponses[400] };
+
+/** Settings of outgoing conversion webhooks (spec 5.12: account-admin rights). */
+export function webhookSettingsRoutes(ctx: AppContext): FastifyPluginAsyncTypebox {
+  const config = { permission: "account.admin" } as const;
+  const changeOf = (request: FastifyRequest): SettingsChange => {
+    const caller = callerOf(request);
+    return {
+      tenantId: caller.tenantId,
+      actor: actorOf(caller),
+      at: ctx.clock.now(),
+      clickWebhooks: caller.entitlements.clickWebhooks,
+    };
+  };
+
+  return async (app) => {
+    app.post(
+      `${BASE}/settings`,
+      {
+        config,
+        schema: {
+          tags: [TAG],
+          summary: "Create a webhook (5 per traffic source and 5 affiliate-level at most)",
+          body: NewWebhook,
+          response: { 201: Envelope(Webhook), ...errorResponses, ...conflict },
+        },
+      },
+      async (request, reply) => {
+        const change = changeOf(request);
+        const webhook = await ctx.db.transaction((tx) => createWebhook(tx, request.body, change));
+        return reply.status(201).send(ok(webhook, "Created"));
+      },
+    );
+
+    app.get(
+      `${BASE}/settings`,
+      {
+        config,
+        schema: {
+          tags: [TAG],
+          summary: "The tenant's webhooks, oldest first",
+          querystring: WebhookListQuery,
+          response: { 200: PagedEnvelope(Webhook), ...errorResponses },
+        },
+      },
+      async (request) => {
+        const { items, total } = await listWebhooks(ctx.db, callerOf(request).tenantId, request.query);
+        return paged(items, request.query, total);
+      },
+    );
+
+    app.get(
+      `${BASE}/settings/:id`,
+      {
+        config,
+        schema: {
+          tags: [TAG],
+          summary: "One webhook",
+          params: WebhookId,
+          response: { 200: Envelope(Webhook), ...errorResponses },
+        },
+      },
+      async (request) => {
+        const webhook = await getWebhook(ctx.db, callerOf(request).tenantId, request.params.id);
+        if (!webhook) throw ApiError.notFound("Webhook", request.params.id);
+        return ok(webhook);
+      },
+    );
+
+    app.patch(
+      `${BASE}/settings/:id`,
+      {
+        config,
+        schema: {
+          tags: [TAG],
+          summary: "Change a webhook; status Enabled re-enables a Suspended one",
+          params: WebhookId,
+          body: WebhookPatch,
+          response: { 200: Envelope(Webhook), ...errorResponses, ...conflict },
+        },
+      },
+      async (request) => {
+        const change = changeOf(request);
+        const webhook = await ctx.db.transaction((tx) => updateWebhook(tx, request.params.id, request.body, change));
+        if (!webhook) throw ApiError.notFound("Webhook", request.params.id);
+        return ok(webhook, "Updated");
+      },
+    );
+
+    app.delete(
+      `${BASE}/settings/:id`,
+      {
+        config,
+        schema: {
+          tags: [TAG],
+          summary: "Delete a webhook",
+          params: WebhookId,
+          response: { 200: Envelope(Type.Object({ id: Type.String(), deleted: Type.Boolean() })), ...errorResponses },
+        },
+      },
+      async (request) => {
+        const change = changeOf(request);
+        const deleted = await ctx.db.transaction((tx) => deleteWebhook(tx, request.params.id, change));
+        if (!deleted) throw ApiError.notFound("Webhook", request.params.id);
+        return ok({ id: request.params.id, deleted }, "Deleted");
+      },
+    );
+
+    app.post(
+      `${BASE}/settings/validate`,
+      {
+        config,
+        schema: {
+          tags: [TAG],
+          summary: "Check a URL template without saving it: the placeholder at fault, or the sample URL",
+          body: ValidateBody,
+          response: { 200: Envelope(ValidateAnswer), ...errorResponses },
+        },
+      },
+      async (request) => {
+        try {
+          const sampleUrl = validateTemplate(request.body.url);
+          const count = tokens(request.body.url).length;
+          return ok({ valid: true, message: `Valid: ${count} placeholder(s)`, placeholder: null, sampleUrl });
+        } catch (error) {
+          if (!(error instanceof PlaceholderError)) throw error;
+          return ok({ valid: false, message: error.message, placeholder: error.placeholder, sampleUrl: null });
+        }
+      },
+    );
+
+    app.get(
+      `${BASE}/placeholders`,
+      {
+        config,
+        schema: {
+          tags: [TAG],
+          summary: "Placeholder names a URL template may use (case-insensitive)",
+          response: { 200: Envelope(Type.Array(PlaceholderInfo)), ...errorResponses },
+        },
+      },
+      async () =>
+        ok([
+          ...LIVE_PLACEHOLDERS.map((name) => ({ name, simulateOnly: false })),
+          ...SIMULATE_ONLY_PLACEHOLDERS.map((name) => ({ name, simulateOnly: true })),
+        ]),
+    );
+  };
+}
