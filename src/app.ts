@@ -26,7 +26,12 @@ import {
 } from "./features/health/index.js";
 import { issueRoutes } from "./features/issues/index.js";
 import { mcpRoutes } from "./features/mcp/index.js";
-import { webhookSettingsRoutes } from "./features/outgoing-webhooks/index.js";
+import {
+  deliveryWorker,
+  webhookEventRoutes,
+  webhookFanOut,
+  webhookSettingsRoutes,
+} from "./features/outgoing-webhooks/index.js";
 import { reportRoutes } from "./features/reports/index.js";
 import { settingsRoutes, userRoutes } from "./features/tenants/index.js";
 import type { ClickBufferOptions } from "./features/tracking/index.js";
@@ -113,7 +118,10 @@ export async function buildApp(options: AppOptions): Promise<{ app: FastifyInsta
     jobs,
     build: loadBuildInfo(config.build, new Date()),
     tracking: new Tracking(db, clock, app.log, options.clicks),
+    delivery: deliveryWorker({ db, clock, log: app.log, config }),
   };
+  // Every conversion writes its delivery events in its own transaction.
+  ctx.tracking.conversionHooks.push(webhookFanOut);
 
   // Revocations from any node reach this node's key cache; buffered writes land before close.
   const stopListening = await listenForRevocations(db, ctx.apiKeys);
@@ -126,6 +134,7 @@ export async function buildApp(options: AppOptions): Promise<{ app: FastifyInsta
     await stopListening().catch(() => undefined);
     // Buffered clicks are written before the database goes: a graceful stop loses none.
     await ctx.tracking.stop();
+    await ctx.delivery.stop();
     await ctx.usage.close();
     await ctx.lastUsed.stop().catch(() => undefined);
   });
@@ -173,6 +182,7 @@ export async function buildApp(options: AppOptions): Promise<{ app: FastifyInsta
         await v1.register(conversionRoutes(ctx, ctx.tracking));
         await v1.register(reportRoutes(ctx));
         await v1.register(webhookSettingsRoutes(ctx));
+        await v1.register(webhookEventRoutes(ctx));
       },
       { prefix: "/api/v1" },
     );

@@ -1,5 +1,6 @@
 import type { Config } from "./config.js";
 import type { ApiKeyVerifier, JwtSigner, LastUsedRecorder } from "./features/auth/index.js";
+import type { DeliveryWorker } from "./features/outgoing-webhooks/index.js";
 import type { Tracking } from "./features/tracking/index.js";
 import type { UsageMeter } from "./features/usage/index.js";
 import type { BuildInfo } from "./platform/build-info.js";
@@ -27,4 +28,6 @@ export interface AppContext {
   build: BuildInfo;
   /** Catalog cache, click buffer and conversion hooks of this node. */
   tracking: Tracking;
+  /** Outgoing webhook delivery (started by the worker role). */
+  delivery: DeliveryWorker;
 }

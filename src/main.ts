@@ -24,7 +24,10 @@ async function main(): Promise<void> {
   const background = roles.filter((r): r is BackgroundRole => r === "worker" || r === "scheduler");
   const heartbeat = background.length > 0 ? await startHeartbeat({ ...ctx, roles: background, log }) : undefined;
   const scheduler = roles.includes("scheduler") ? startScheduler({ ...ctx, log }) : undefined;
-  if (roles.includes("worker")) ctx.mail.start();
+  if (roles.includes("worker")) {
+    ctx.mail.start();
+    await ctx.delivery.start();
+  }
 
   if (roles.includes("api")) await app.listen({ port: config.port, host: config.host });
   else await app.ready();
@@ -78,6 +81,7 @@ async function main(): Promise<void> {
     try {
       await scheduler?.stop();
       await ctx.mail.stop();
+      await ctx.delivery.stop();
       await app.close();
       log.info("requests drained; closing the database");
       await heartbeat?.stop();

@@ -31,7 +31,9 @@ export type IdPrefix =
   | "clk"
   | "cnv"
   | "pv"
-  | "wh";
+  | "wh"
+  | "evt"
+  | "att";
 
 // Random bytes are drawn 4 KiB at a time: one syscall per ~400 ids instead of one per id,
 // which matters because every request gets an id.

@@ -1,1 +1,29 @@
+import type { FastifyBaseLogger } from "fastify";
+import type { Config } from "../../config.js";
+import type { Clock } from "../../platform/clock.js";
+import type { Db } from "../../platform/db/index.js";
+import type { ConversionHook } from "../tracking/index.js";
+import { fanOut } from "./fan-out.js";
+import { AddressPolicy } from "./sender.js";
+import { DeliveryWorker } from "./worker.js";
+
+export { webhookEventRoutes } from "./event-routes.js";
 export { webhookSettingsRoutes } from "./routes.js";
+export type { DeliveryWorker } from "./worker.js";
+
+/** The conversion hook that writes delivery events in the conversion's transaction. */
+export const webhookFanOut: ConversionHook = (tx, tenantId, conversion, now) =>
+  fanOut(tx, tenantId, conversion, now).then(() => undefined);
+
+export function deliveryWorker(deps: { db: Db; clock: Clock; log: FastifyBaseLogger; config: Config }): DeliveryWorker {
+  return new DeliveryWorker({
+    db: deps.db,
+    clock: deps.clock,
+    log: deps.log,
+    settings: {
+      timeoutMs: deps.config.webhookTimeoutMs,
+      retryIntervalMs: deps.config.webhookRetryIntervalS * 1000,
+      policy: new AddressPolicy(deps.config.webhookAllowedHosts),
+    },
+  });
+}

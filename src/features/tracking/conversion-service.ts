@@ -26,7 +26,12 @@ export interface ConversionRecord {
 }
 
 /** Called for every new (not duplicate) conversion inside the transaction that records it. */
-export type ConversionHook = (tx: Queryable, conversion: ConversionRecord) => Promise<void>;
+export type ConversionHook = (
+  tx: Queryable,
+  tenantId: string,
+  conversion: ConversionRecord,
+  now: Date,
+) => Promise<void>;
 
 interface ClickRow {
   id: string;
@@ -175,7 +180,7 @@ export async function recordConversions(
       },
       { type: item.type, amount: item.value },
     );
-    for (const hook of hooks) await hook(tx, conversion);
+    for (const hook of hooks) await hook(tx, tenantId, conversion, now);
     results.push({ conversion, duplicate: false });
   }
   await rollups.write(tx);

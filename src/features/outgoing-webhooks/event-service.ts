@@ -1,0 +1,147 @@
+import type { Queryable } from "../../platform/db/index.js";
+import { selectPage } from "../../platform/db/paging.js";
+
+export const EVENT_STATUSES = ["Queued", "Retrying", "Delivered", "Failed", "Cancelled", "Held", "Paused"] as const;
+export type EventStatus = (typeof EVENT_STATUSES)[number];
+
+export interface DeliveryEvent {
+  id: string;
+  webhookId: string;
+  conversionId: string | null;
+  clickId: string | null;
+  conversionType: string;
+  status: EventStatus;
+  attempts: number;
+  lastAttemptAt: string | null;
+  nextAttemptAt: string | null;
+  createdAt: string;
+  simulated: boolean;
+}
+
+interface EventRow {
+  id: string;
+  webhook_id: string;
+  conversion_id: string | null;
+  click_id: string | null;
+  conversion_type: string;
+  status: EventStatus;
+  attempts: number;
+  last_attempt_at: Date | null;
+  next_attempt_at: Date | null;
+  created_at: Date;
+  simulated: boolean;
+}
+
+const iso = (at: Date | null): string | null => (at === null ? null : new Date(at).toISOString());
+
+function toEvent(row: EventRow): DeliveryEvent {
+  return {
+    id: row.id,
+    webhookId: row.webhook_id,
+    conversionId: row.conversion_id,
+    clickId: row.click_id,
+    conversionType: row.conversion_type,
+    status: row.status,
+    attempts: row.attempts,
+    lastAttemptAt: iso(row.last_attempt_at),
+    // Only a pending event has a next attempt.
+    nextAttemptAt: row.status === "Queued" || row.status === "Retrying" ? iso(row.next_attempt_at) : null,
+    createdAt: new Date(row.created_at).toISOString(),
+    simulated: row.simulated,
+  };
+}
+
+const COLUMNS =
+  "e.id, e.webhook_id, e.conversion_id, e.click_id, e.conversion_type, e.status, e.attempts, e.last_attempt_at, e.next_attempt_at, e.created_at, e.simulated";
+
+export interface EventFilter {
+  offset: number;
+  limit: number;
+  webhookId?: string | undefined;
+  clickId?: string | undefined;
+  conversionId?: string | undefined;
+  status?: EventStatus | undefined;
+  from?: Date | undefined;
+  to?: Date | undefined;
+}
+
+/** Newest first; the date range applies to when the event was created. */
+export async function listEvents(
+  db: Queryable,
+  tenantId: string,
+  filter: EventFilter,
+): Promise<{ items: DeliveryEvent[]; total: number }> {
+  const params: unknown[] = [tenantId];
+  const where = ["e.tenant_id = $1"];
+  const add = (condition: string, value: unknown) => {
+    if (value === undefined) return;
+    params.push(value);
+    where.push(`${condition} $${params.length}`);
+  };
+  add("e.webhook_id =", filter.webhookId);
+  add("e.click_id =", filter.clickId);
+  add("e.conversion_id =", filter.conversionId);
+  add("e.status =", filter.status);
+  add("e.created_at >=", filter.from);
+  add("e.created_at <=", filter.to);
+  const { rows, total } = await selectPage<EventRow>(
+    db,
+    {
+      select: COLUMNS,
+      from: "webhook_events e",
+      where: where.join(" and "),
+      params,
+      orderBy: "e.created_at desc, e.id desc",
+    },
+    filter,
+  );
+  return { items: rows.map(toEvent), total };
+}
+
+export async function getEvent(db: Queryable, tenantId: string, id: string): Promise<DeliveryEvent | null> {
+  const [row] = await db.query<EventRow>(
+    `select ${COLUMNS} from webhook_events e where e.tenant_id = $1 and e.id = $2`,
+    [tenantId, id],
+  );
+  return row ? toEvent(row) : null;
+}
+
+export interface Attempt {
+  id: string;
+  attempt: number;
+  at: string;
+  urlTemplate: string;
+  method: string;
+  request: { headers: Record<string, string>; body: string | null };
+  response: { status: number; headers: Record<string, string>; body: string } | null;
+  durationMs: number;
+  errorType: string | null;
+  error: string | null;
+}
+
+export async function listAttempts(db: Queryable, tenantId: string, eventId: string): Promise<Attempt[]> {
+  const rows = await db.query<{
+    id: string;
+    attempt: number;
+    at: Date;
+    url_template: string;
+    method: string;
+    request: Attempt["request"];
+    response: Attempt["response"];
+    duration_ms: number;
+    error_type: string | null;
+    error: string | null;
+  }>("select * from webhook_attempts where tenant_id = $1 and event_id = $2 order by attempt, at", [tenantId, eventId]);
+  return rows.map((row) => ({
+    id: row.id,
+    attempt: row.attempt,
+    at: new Date(row.at).toISOString(),
+    urlTemplate: row.url_template,
+    method: row.method,
+    request: row.request,
+    response: row.response,
+    durationMs: row.duration_ms,
+    errorType: row.error_type,
+    error: row.error,
+  }));
+}

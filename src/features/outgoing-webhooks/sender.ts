@@ -1,0 +1,198 @@
+import { lookup } from "node:dns/promises";
+import { BlockList, isIP } from "node:net";
+import { Agent, request } from "undici";
+
+export type ErrorType =
+  | "timeout"
+  | "connection_refused"
+  | "dns"
+  | "tls"
+  | "http_status"
+  | "invalid_url"
+  | "blocked_address";
+
+export interface SendResult {
+  ok: boolean;
+  response: { status: number; headers: Record<string, string>; body: string } | null;
+  errorType: ErrorType | null;
+  error: string | null;
+  durationMs: number;
+}
+
+const MAX_BODY_BYTES = 4096;
+
+// Private, loopback, link-local, CGNAT, multicast, reserved and documentation ranges, and IPv6
+// unique-local: a receiver URL may not reach the service's own network.
+const BLOCKED = new BlockList();
+for (const [network, prefix] of [
+  ["0.0.0.0", 8],
+  ["10.0.0.0", 8],
+  ["100.64.0.0", 10],
+  ["127.0.0.0", 8],
+  ["169.254.0.0", 16],
+  ["172.16.0.0", 12],
+  ["192.0.0.0", 24],
+  ["192.0.2.0", 24],
+  ["192.168.0.0", 16],
+  ["198.18.0.0", 15],
+  ["198.51.100.0", 24],
+  ["203.0.113.0", 24],
+  ["224.0.0.0", 4],
+  ["240.0.0.0", 4],
+] as const) {
+  BLOCKED.addSubnet(network, prefix, "ipv4");
+}
+for (const [network, prefix] of [
+  ["::", 128],
+  ["::1", 128],
+  ["fc00::", 7],
+  ["fe80::", 10],
+  ["ff00::", 8],
+  ["2001:db8::", 32],
+  ["100::", 64],
+  ["64:ff9b::", 96],
+] as const) {
+  BLOCKED.addSubnet(network, prefix, "ipv6");
+}
+
+/** Hosts and CIDRs exempt from the block (WEBHOOK_ALLOWED_HOSTS). */
+export class AddressPolicy {
+  private readonly hosts = new Set<string>();
+  private readonly allowed = new BlockList();
+
+  constructor(entries: readonly string[]) {
+    for (const entry of entries) {
+      const [address, bits] = entry.split("/");
+      const family = isIP(address ?? "");
+      if (family === 0) this.hosts.add(entry.toLowerCase());
+      else if (bits === undefined) this.allowed.addAddress(address as string, family === 4 ? "ipv4" : "ipv6");
+      else this.allowed.addSubnet(address as string, Number(bits), family === 4 ? "ipv4" : "ipv6");
+    }
+  }
+
+  /** True when connecting to `address` for `host` must be refused. */
+  blocks(host: string, address: string): boolean {
+    if (this.hosts.has(host.toLowerCase())) return false;
+    const family = isIP(address) === 4 ? "ipv4" : "ipv6";
+    if (this.allowed.check(address, family)) return false;
+    // An IPv4 address mapped into IPv6 is judged as the IPv4 address it is.
+    const mapped = /^::ffff:(\d+\.\d+\.\d+\.\d+)$/i.exec(address)?.[1];
+    if (mapped !== undefined) return this.blocks(host, mapped);
+    return BLOCKED.check(address, family);
+  }
+}
+
+function classify(error: unknown): { errorType: ErrorType; error: string } {
+  const err = error as { code?: string; name?: string; message?: string; cause?: { code?: string; message?: string } };
+  const code = err.code ?? err.cause?.code ?? "";
+  const message = err.message ?? String(error);
+  if (err.name === "TimeoutError" || err.name === "AbortError" || code.includes("TIMEOUT")) {
+    return { errorType: "timeout", error: "The receiver did not answer in time" };
+  }
+  if (code === "ENOTFOUND" || code === "EAI_AGAIN" || code === "ENODATA") return { errorType: "dns", error: message };
+  if (code.startsWith("ERR_TLS") || code.startsWith("ERR_SSL") || /CERT|SELF_SIGNED|UNABLE_TO_VERIFY/.test(code)) {
+    return { errorType: "tls", error: message };
+  }
+  return { errorType: "connection_refused", error: code ? `${code}: ${message}` : message };
+}
+
+async function readBody(body: AsyncIterable<Buffer | Uint8Array>): Promise<string> {
+  const chunks: Buffer[] = [];
+  let size = 0;
+  for await (const chunk of body) {
+    if (size < MAX_BODY_BYTES) chunks.push(Buffer.from(chunk));
+    size += chunk.length;
+  }
+  return Buffer.concat(chunks).subarray(0, MAX_BODY_BYTES).toString("utf8");
+}
+
+/**
+ * Sends one postback: resolves the host once, refuses a blocked address, and connects only to
+ * the address it checked (no second lookup a DNS rebinding could change). No redirects are
+ * followed and no headers beyond Content-Type are sent.
+ */
+export async function send(
+  rawUrl: string,
+  method: "GET" | "POST",
+  body: string | null,
+  options: { timeoutMs: number; policy: AddressPolicy },
+): Promise<SendResult> {
+  const started = performance.now();
+  const done = (result: Omit<SendResult, "durationMs">): SendResult => ({
+    ...result,
+    durationMs: Math.round(performance.now() - started),
+  });
+  let url: URL;
+  try {
+    url = new URL(rawUrl);
+    if (url.protocol !== "http:" && url.protocol !== "https:") throw new Error(`not http(s): ${url.protocol}`);
+  } catch (error) {
+    return done({ ok: false, response: null, errorType: "invalid_url", error: (error as Error).message });
+  }
+  const host = url.hostname.replace(/^\[|\]$/g, "");
+  let address: string;
+  let family: number;
+  try {
+    if (isIP(host) !== 0) {
+      address = host;
+      family = isIP(host);
+    } else {
+      const found = await lookup(host, { all: true });
+      const blocked = found.find((a) => options.policy.blocks(host, a.address));
+      if (blocked) {
+        return done({
+          ok: false,
+          response: null,
+          errorType: "blocked_address",
+          error: `${host} resolves to ${blocked.address}, a private or reserved address`,
+        });
+      }
+      const first = found[0];
+      if (!first) throw Object.assign(new Error(`${host} has no address`), { code: "ENODATA" });
+      address = first.address;
+      family = first.family;
+    }
+  } catch (error) {
+    return done({ ok: false, response: null, ...classify(error) });
+  }
+  if (options.policy.blocks(host, address)) {
+    return done({
+      ok: false,
+      response: null,
+      errorType: "blocked_address",
+      error: `${address} is a private or reserved address`,
+    });
+  }
+  const dispatcher = new Agent({
+    connect: {
+      lookup: (_hostname, _options, callback) => callback(null, address, family),
+      timeout: options.timeoutMs,
+    },
+    headersTimeout: options.timeoutMs,
+    bodyTimeout: options.timeoutMs,
+  });
+  try {
+    const answer = await request(url, {
+      method,
+      dispatcher,
+      signal: AbortSignal.timeout(options.timeoutMs),
+      ...(body === null ? {} : { body, headers: { "content-type": "application/json" } }),
+    });
+    const text = await readBody(answer.body);
+    const headers: Record<string, string> = {};
+    for (const [name, value] of Object.entries(answer.headers)) {
+      if (value !== undefined) headers[name] = Array.isArray(value) ? value.join(", ") : value;
+    }
+    const ok = answer.statusCode >= 200 && answer.statusCode < 300;
+    return done({
+      ok,
+      response: { status: answer.statusCode, headers, body: text },
+      errorType: ok ? null : "http_status",
+      error: ok ? null : `The receiver answered ${answer.statusCode}`,
+    });
+  } catch (error) {
+    return done({ ok: false, response: null, ...classify(error) });
+  } finally {
+    await dispatcher.close().catch(() => undefined);
+  }
+}
