@@ -427,16 +427,31 @@ describe("validateTemplate: placeholders", () => {
     }
   });
 
-  it("accepts stray braces that are not placeholders", () => {
+  it("accepts single braces and a bare $ that cannot be placeholders", () => {
     for (const template of [
-      "https://x.example/?a=${",
       "https://x.example/?a={x}",
       'https://x.example/?q={"a":1}',
-      "https://x.example/?a={{clickId}",
       "https://x.example/?a=$clickId",
     ]) {
       expect(() => validateTemplate(template), template).not.toThrow();
     }
+  });
+
+  it("refuses a placeholder that is not closed or is nested, naming where", () => {
+    for (const template of [
+      "https://x.example/?a=${",
+      "https://x.example/?a=${clickId",
+      "https://x.example/?a={{clickId}",
+      "https://x.example/?a=${${clickId}}",
+    ]) {
+      const error = refusal(template);
+      expect(error.message, template).toMatch(/is not closed or is nested/);
+      expect(error.placeholder, template).not.toBeNull();
+    }
+  });
+
+  it("refuses control characters such as a line break in the host", () => {
+    expect(refusal("https://r.exa\nmple/").message).toMatch(/control characters/);
   });
 });
 

@@ -5,7 +5,8 @@ import { DateParam, parseDateRange } from "../../platform/http/dates.js";
 import { Envelope, errorResponses, ok, PagedEnvelope, PageQuery, paged } from "../../platform/http/envelope.js";
 import { ApiError } from "../../platform/http/errors.js";
 import { NullableString } from "../../platform/http/nullable.js";
-import { callerOf } from "../auth/index.js";
+import { callerOf, requirePermission } from "../auth/index.js";
+import { cancelEvents, deleteEvents, type EventRange, resendEvent } from "./event-ops.js";
 import { EVENT_STATUSES, getEvent, listAttempts, listEvents } from "./event-service.js";
 
 const BASE = "/conversions/outgoing/webhooks/events";
@@ -55,6 +56,24 @@ const EventQuery = Type.Object(
   { additionalProperties: false },
 );
 const EventId = Type.Object({ id: Type.String({ maxLength: 100 }) });
+
+const RangeBody = Type.Object(
+  {
+    webhookId: Type.Optional(Type.String({ maxLength: 100, description: "Only this webhook's events" })),
+    dateFrom: DateParam,
+    dateTo: DateParam,
+  },
+  { additionalProperties: false },
+);
+
+function rangeOf(body: { webhookId?: string | undefined; dateFrom: string; dateTo: string }): EventRange {
+  const { from, to } = parseDateRange(["dateFrom", "dateTo"], body.dateFrom, body.dateTo);
+  if (!from || !to) throw ApiError.validation("dateFrom", "and dateTo are required");
+  return { webhookId: body.webhookId, from, to };
+}
+
+// Spec 5.12: deleting or bulk-cancelling events needs account-admin and traffic-sources.delete.
+const destructive = { permission: "traffic-sources.delete" } as const;
 
 /** Delivery events and their attempt logs. */
 export function webhookEventRoutes(ctx: AppContext): FastifyPluginAsyncTypebox {
@@ -113,6 +132,84 @@ export function webhookEventRoutes(ctx: AppContext): FastifyPluginAsyncTypebox {
         const event = await getEvent(ctx.db, tenantId, request.params.id);
         if (!event) throw ApiError.notFound("Delivery event", request.params.id);
         return ok(await listAttempts(ctx.db, tenantId, event.id));
+      },
+    );
+
+    app.post(
+      `${BASE}/:id/resend`,
+      {
+        config,
+        schema: {
+          tags: [TAG],
+          summary: "Send one event again now, whatever its status",
+          params: EventId,
+          response: { 200: Envelope(DeliveryEvent), ...errorResponses },
+        },
+      },
+      async (request) => {
+        const tenantId = callerOf(request).tenantId;
+        const queued = await ctx.db.transaction((tx) => resendEvent(tx, tenantId, request.params.id, ctx.clock.now()));
+        const event = queued ? await getEvent(ctx.db, tenantId, request.params.id) : null;
+        if (!event) throw ApiError.notFound("Delivery event", request.params.id);
+        return ok(event, "Queued for a new attempt");
+      },
+    );
+
+    app.post(
+      `${BASE}/cancel`,
+      {
+        config: destructive,
+        schema: {
+          tags: [TAG],
+          summary: "Cancel the events of a date range (optionally one webhook's) that are still waiting",
+          body: RangeBody,
+          response: { 200: Envelope(Type.Object({ cancelled: Type.Integer() })), ...errorResponses },
+        },
+      },
+      async (request) => {
+        const caller = callerOf(request);
+        requirePermission(caller, "account.admin");
+        const cancelled = await cancelEvents(ctx.db, caller.tenantId, rangeOf(request.body));
+        return ok({ cancelled }, `${cancelled} cancelled`);
+      },
+    );
+
+    app.post(
+      `${BASE}/delete`,
+      {
+        config: destructive,
+        schema: {
+          tags: [TAG],
+          summary: "Delete the events of a date range (optionally one webhook's) with their attempts",
+          body: RangeBody,
+          response: { 200: Envelope(Type.Object({ deleted: Type.Integer() })), ...errorResponses },
+        },
+      },
+      async (request) => {
+        const caller = callerOf(request);
+        requirePermission(caller, "account.admin");
+        const deleted = await deleteEvents(ctx.db, caller.tenantId, rangeOf(request.body));
+        return ok({ deleted }, `${deleted} deleted`);
+      },
+    );
+
+    app.delete(
+      `${BASE}/:id`,
+      {
+        config: destructive,
+        schema: {
+          tags: [TAG],
+          summary: "Delete one event with its attempts",
+          params: EventId,
+          response: { 200: Envelope(Type.Object({ id: Type.String(), deleted: Type.Boolean() })), ...errorResponses },
+        },
+      },
+      async (request) => {
+        const caller = callerOf(request);
+        requirePermission(caller, "account.admin");
+        const deleted = await deleteEvents(ctx.db, caller.tenantId, { id: request.params.id });
+        if (deleted === 0) throw ApiError.notFound("Delivery event", request.params.id);
+        return ok({ id: request.params.id, deleted: true }, "Deleted");
       },
     );
   };

@@ -129,7 +129,7 @@ export class PlaceholderError extends Error {
 }
 
 /** Sample values: every placeholder filled, so the rendered URL shows what a postback would look like. */
-export const SAMPLE_VALUES: Required<PlaceholderValues> = {
+export const SAMPLE_VALUES: Record<PlaceholderName, string> = {
   clickId: "clk_06gzyy77kggck3hytbtrc2xp48",
   externalClickId: "ext-123",
   eventName: "Deposit",
@@ -182,6 +182,16 @@ const LIVE_SAMPLE_VALUES: PlaceholderValues = Object.fromEntries(
  * sample values an absolute http or https URL. Returns the rendered sample.
  */
 export function validateTemplate(template: string): string {
+  // biome-ignore lint/suspicious/noControlCharactersInRegex: finding them is the point
+  if (/[\u0000-\u001f\u007f]/.test(template)) {
+    throw new PlaceholderError("URL must not contain control characters (line breaks, tabs)", null);
+  }
+  // What is left once the placeholders are taken out must not open or close one.
+  const leftover = /\$\{|\{\{|\}\}/.exec(template.replace(TOKEN, ""));
+  if (leftover) {
+    const near = template.slice(Math.max(0, template.indexOf(leftover[0])), template.indexOf(leftover[0]) + 24);
+    throw new PlaceholderError(`Placeholder near '${near}' is not closed or is nested`, near);
+  }
   for (const token of tokens(template)) {
     if (token.problem === "not_plain") {
       throw new PlaceholderError(

@@ -6,6 +6,7 @@ import { Envelope, errorResponses, ok, PagedEnvelope, paged } from "../../platfo
 import { ApiError } from "../../platform/http/errors.js";
 import { actorOf } from "../audit/index.js";
 import { callerOf } from "../auth/index.js";
+import { simulate } from "./event-ops.js";
 import {
   LIVE_PLACEHOLDERS,
   PlaceholderError,
@@ -16,6 +17,7 @@ import {
 import {
   NewWebhook,
   PlaceholderInfo,
+  SimulateBody,
   ValidateAnswer,
   ValidateBody,
   Webhook,
@@ -24,11 +26,13 @@ import {
   WebhookPatch,
 } from "./schemas.js";
 import {
+  checkSimulatedType,
   createWebhook,
   deleteWebhook,
   getWebhook,
   listWebhooks,
   type SettingsChange,
+  simulatedType,
   updateWebhook,
 } from "./settings-service.js";
 
@@ -139,6 +143,29 @@ export function webhookSettingsRoutes(ctx: AppContext): FastifyPluginAsyncTypebo
         const deleted = await ctx.db.transaction((tx) => deleteWebhook(tx, request.params.id, change));
         if (!deleted) throw ApiError.notFound("Webhook", request.params.id);
         return ok({ id: request.params.id, deleted }, "Deleted");
+      },
+    );
+
+    app.post(
+      `${BASE}/settings/:id/simulate`,
+      {
+        config,
+        schema: {
+          tags: [TAG],
+          summary: "Send a sample conversion to the webhook; the outcome shows in its delivery log, marked simulated",
+          params: WebhookId,
+          body: Type.Optional(SimulateBody),
+          response: { 202: Envelope(Type.Object({ eventId: Type.String() })), ...errorResponses },
+        },
+      },
+      async (request, reply) => {
+        const change = changeOf(request);
+        const webhook = await getWebhook(ctx.db, change.tenantId, request.params.id);
+        if (!webhook) throw ApiError.notFound("Webhook", request.params.id);
+        const type = request.body?.conversionType ?? simulatedType(webhook.conversionTypes);
+        checkSimulatedType(type, change.clickWebhooks);
+        const eventId = await ctx.db.transaction((tx) => simulate(tx, change.tenantId, webhook.id, type, change.at));
+        return reply.status(202).send(ok({ eventId }, "Request sent"));
       },
     );
 

@@ -9,6 +9,7 @@ export type WebhookStatus = (typeof WEBHOOK_STATUSES)[number];
 const NullableSourceId = Type.Unsafe<number | null>({
   type: ["integer", "null"],
   minimum: 1,
+  maximum: Number.MAX_SAFE_INTEGER,
   description: "Omitted or null: affiliate-level (every conversion); else only conversions of that traffic source",
 });
 
@@ -78,7 +79,9 @@ export const Webhook = Type.Object({
 export const WebhookListQuery = Type.Object(
   {
     ...PageQuery.properties,
-    trafficSourceId: Type.Optional(Type.Integer({ minimum: 1, description: "Only webhooks bound to this source" })),
+    trafficSourceId: Type.Optional(
+      Type.Integer({ minimum: 1, maximum: Number.MAX_SAFE_INTEGER, description: "Only webhooks bound to this source" }),
+    ),
     level: Type.Optional(
       Type.Enum(["affiliate", "trafficSource"], { description: "affiliate-level or source-bound only" }),
     ),
@@ -102,3 +105,12 @@ export const PlaceholderInfo = Type.Object({
   name: Type.String(),
   simulateOnly: Type.Boolean({ description: "Filled only by Simulate; empty in live postbacks" }),
 });
+
+export const SimulateBody = Type.Object(
+  {
+    conversionType: Type.Optional(
+      Type.Enum(CONVERSION_TYPES, { description: "Default: the webhook's first type filter, else Deposit" }),
+    ),
+  },
+  { additionalProperties: false },
+);

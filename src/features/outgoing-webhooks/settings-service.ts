@@ -87,6 +87,16 @@ function checkType(type: string, path: string, clickWebhooks: boolean): Conversi
   return type;
 }
 
+/** The type a simulation sends: one the webhook fires for. */
+export function simulatedType(filter: string[]): ConversionType {
+  const first = filter.find(isConversionType);
+  return first ?? "Deposit";
+}
+
+export function checkSimulatedType(type: ConversionType, clickWebhooks: boolean): void {
+  checkType(type, "conversionType", clickWebhooks);
+}
+
 async function checkInput(db: Queryable, input: WebhookInput, change: SettingsChange): Promise<void> {
   if (input.name !== undefined && input.name.trim() === "") throw ApiError.validation("name", "must not be blank");
   if (input.url !== undefined) {
