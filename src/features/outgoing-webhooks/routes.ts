@@ -154,15 +154,20 @@ export function webhookSettingsRoutes(ctx: AppContext): FastifyPluginAsyncTypebo
           tags: [TAG],
           summary: "Send a sample conversion to the webhook; the outcome shows in its delivery log, marked simulated",
           params: WebhookId,
-          body: Type.Optional(SimulateBody),
+          body: SimulateBody,
           response: { 202: Envelope(Type.Object({ eventId: Type.String() })), ...errorResponses },
+        },
+        // The body is optional: no body is the same as {}.
+        preValidation: (request, _reply, done) => {
+          request.body ??= {};
+          done();
         },
       },
       async (request, reply) => {
         const change = changeOf(request);
         const webhook = await getWebhook(ctx.db, change.tenantId, request.params.id);
         if (!webhook) throw ApiError.notFound("Webhook", request.params.id);
-        const type = request.body?.conversionType ?? simulatedType(webhook.conversionTypes);
+        const type = request.body.conversionType ?? simulatedType(webhook.conversionTypes);
         checkSimulatedType(type, change.clickWebhooks);
         const eventId = await ctx.db.transaction((tx) => simulate(tx, change.tenantId, webhook.id, type, change.at));
         return reply.status(202).send(ok({ eventId }, "Request sent"));

@@ -82,10 +82,15 @@ export class AddressPolicy {
   }
 }
 
+/** Text fit for the attempt log: jsonb cannot hold NUL, and a receiver may send anything. */
+function storable(text: string): string {
+  return text.includes("\u0000") ? text.replaceAll("\u0000", "\uFFFD") : text;
+}
+
 function classify(error: unknown): { errorType: ErrorType; error: string } {
   const err = error as { code?: string; name?: string; message?: string; cause?: { code?: string; message?: string } };
   const code = err.code ?? err.cause?.code ?? "";
-  const message = err.message ?? String(error);
+  const message = storable(err.message ?? String(error));
   if (err.name === "TimeoutError" || err.name === "AbortError" || code.includes("TIMEOUT")) {
     return { errorType: "timeout", error: "The receiver did not answer in time" };
   }
@@ -103,7 +108,7 @@ async function readBody(body: AsyncIterable<Buffer | Uint8Array>): Promise<strin
     if (size < MAX_BODY_BYTES) chunks.push(Buffer.from(chunk));
     size += chunk.length;
   }
-  return Buffer.concat(chunks).subarray(0, MAX_BODY_BYTES).toString("utf8");
+  return storable(Buffer.concat(chunks).subarray(0, MAX_BODY_BYTES).toString("utf8"));
 }
 
 /**
@@ -181,7 +186,7 @@ export async function send(
     const text = await readBody(answer.body);
     const headers: Record<string, string> = {};
     for (const [name, value] of Object.entries(answer.headers)) {
-      if (value !== undefined) headers[name] = Array.isArray(value) ? value.join(", ") : value;
+      if (value !== undefined) headers[name] = storable(Array.isArray(value) ? value.join(", ") : value);
     }
     const ok = answer.statusCode >= 200 && answer.statusCode < 300;
     return done({

@@ -258,6 +258,15 @@ export async function updateWebhook(
   );
   if (!row) return null;
   const webhook = toWebhook(row);
+  if (webhook.status === "Enabled" && existing.status !== "Enabled") {
+    // Events held back while it was suspended or disabled go out now.
+    await db.query(
+      `update webhook_events set status = 'Queued', next_attempt_at = $3
+        where tenant_id = $1 and webhook_id = $2 and status = 'Paused'`,
+      [change.tenantId, id, change.at],
+    );
+    await db.query("select pg_notify('webhook_events', $1)", [change.tenantId]);
+  }
   await audit(db, change, "updated", id, { fields: Object.keys(input) });
   return webhook;
 }
