@@ -14,7 +14,8 @@ import { openPostgres } from "../src/platform/db/postgres.js";
  * Settings: BENCH_DURATION_S (default 10) per measured figure, BENCH_WARMUP_S (default 1.5) of
  * warm-up before it, BENCH_CONNECTIONS (default 50), BENCH_WORKERS load worker threads (default 1;
  * 0 = on the main thread, sharing the server's event loop), BENCH_DATABASE_URL (default the local
- * PostgreSQL; skipped when unreachable).
+ * PostgreSQL; skipped when unreachable), BENCH_DATABASES (default "pglite,postgres": which of them to
+ * run on).
  */
 
 const DEFAULT_POSTGRES_URL = "postgres://postgres@127.0.0.1:5432/test";
@@ -25,6 +26,7 @@ export interface Settings {
   connections: number;
   workers: number;
   postgresUrl: string;
+  databases: Db["kind"][];
 }
 
 function positiveNumber(name: string, fallback: number, { allowZero = false } = {}): number {
@@ -44,7 +46,19 @@ export function settings(): Settings {
     connections: Math.round(positiveNumber("BENCH_CONNECTIONS", 50)),
     workers: Math.round(positiveNumber("BENCH_WORKERS", 1, { allowZero: true })),
     postgresUrl: process.env.BENCH_DATABASE_URL?.trim() || DEFAULT_POSTGRES_URL,
+    databases: databaseKinds(process.env.BENCH_DATABASES),
   };
+}
+
+function databaseKinds(raw: string | undefined): Db["kind"][] {
+  if (raw === undefined || raw.trim() === "") return ["pglite", "postgres"];
+  const kinds = raw.split(",").map((k) => k.trim().toLowerCase());
+  const known: Db["kind"][] = ["pglite", "postgres"];
+  const unknown = kinds.filter((k) => !known.some((kind) => kind === k));
+  if (unknown.length > 0 || kinds.length === 0) {
+    throw new Error(`BENCH_DATABASES must list pglite and/or postgres, got '${raw}'`);
+  }
+  return known.filter((kind) => kinds.includes(kind));
 }
 
 export interface Reporter {
@@ -188,8 +202,53 @@ export async function measure(figure: string, target: Target, s: Settings, r: Re
   };
 }
 
+export interface Latency {
+  p50Ms: number;
+  p95Ms: number;
+  meanMs: number;
+  minMs: number;
+  maxMs: number;
+  /** Timed calls. */
+  requests: number;
+}
+
+/** The nearest-rank percentile of sorted values. */
+function percentile(sorted: readonly number[], p: number): number {
+  if (sorted.length === 0) return Number.NaN;
+  const rank = Math.min(sorted.length, Math.max(1, Math.ceil((p / 100) * sorted.length)));
+  return sorted[rank - 1] as number;
+}
+
+/**
+ * Latency of one call at a time: `warmup` untimed calls, then `requests` timed ones, one after
+ * the other (for figures whose cost is one request's work, not the server's throughput).
+ */
+export async function measureSequential(
+  call: () => Promise<void>,
+  { warmup, requests }: { warmup: number; requests: number },
+): Promise<Latency> {
+  for (let i = 0; i < warmup; i++) await call();
+  const times: number[] = [];
+  for (let i = 0; i < requests; i++) {
+    const started = performance.now();
+    await call();
+    times.push(performance.now() - started);
+  }
+  times.sort((a, b) => a - b);
+  return {
+    p50Ms: round(percentile(times, 50)),
+    p95Ms: round(percentile(times, 95)),
+    meanMs: round(times.reduce((sum, t) => sum + t, 0) / Math.max(1, times.length)),
+    minMs: round(times[0] ?? Number.NaN),
+    maxMs: round(times[times.length - 1] ?? Number.NaN),
+    requests: times.length,
+  };
+}
+
 export interface Database {
   db: Db;
+  /** The PostgreSQL schema the database lives in (absent on PGlite). */
+  schema?: string;
   dispose(): Promise<void>;
 }
 
@@ -200,11 +259,13 @@ async function openBenchPglite(): Promise<Database> {
 }
 
 /**
- * A fresh schema on PostgreSQL, dropped afterwards; `skipped` with the reason when the server
+ * A fresh schema on PostgreSQL, dropped afterwards; or, given `keep`, that named schema, created
+ * when missing and kept with its data for the next run. `skipped` with the reason when the server
  * cannot be reached (any later failure throws).
  */
-async function openBenchPostgres(url: string): Promise<Database | { skipped: string }> {
-  const schema = `bench_${randomBytes(6).toString("hex")}`;
+async function openBenchPostgres(url: string, keep?: string): Promise<Database | { skipped: string }> {
+  if (keep !== undefined && !/^[a-z_][a-z0-9_]*$/.test(keep)) throw new Error(`bad schema name '${keep}'`);
+  const schema = keep ?? `bench_${randomBytes(6).toString("hex")}`;
   const admin = new pg.Client({ connectionString: url, connectionTimeoutMillis: 3000 });
   try {
     await admin.connect();
@@ -213,12 +274,13 @@ async function openBenchPostgres(url: string): Promise<Database | { skipped: str
     return { skipped: errorMessage(error) };
   }
   try {
-    await admin.query(`create schema ${schema}`);
+    await admin.query(`create schema ${keep === undefined ? "" : "if not exists "}${schema}`);
   } finally {
     await admin.end();
   }
   const db = openPostgres({ connectionString: url, schema, max: 10 });
   const dropSchema = async () => {
+    if (keep !== undefined) return;
     const client = new pg.Client({ connectionString: url, connectionTimeoutMillis: 3000 });
     await client.connect();
     try {
@@ -236,6 +298,7 @@ async function openBenchPostgres(url: string): Promise<Database | { skipped: str
   }
   return {
     db,
+    schema,
     async dispose() {
       await db.close();
       await dropSchema();
@@ -245,23 +308,29 @@ async function openBenchPostgres(url: string): Promise<Database | { skipped: str
 
 /**
  * Runs the benchmark on PGlite (in memory), then on PostgreSQL when it can be reached (a
- * `skipped` figure otherwise), each on a fresh database disposed of afterwards.
+ * `skipped` figure otherwise), each on a fresh database disposed of afterwards; only on those
+ * BENCH_DATABASES lists. With `postgresSchema`, PostgreSQL runs in that schema, created when
+ * missing and kept afterwards (for data too costly to make on every run).
  */
 export async function forEachDatabase(
   s: Settings,
   r: Reporter,
   bench: (kind: Db["kind"], database: Database) => Promise<void>,
+  { postgresSchema }: { postgresSchema?: string } = {},
 ): Promise<void> {
-  r.progress("pglite: opening an in-memory database and migrating");
-  const lite = await openBenchPglite();
-  try {
-    await bench("pglite", lite);
-  } finally {
-    await lite.dispose();
+  if (s.databases.includes("pglite")) {
+    r.progress("pglite: opening an in-memory database and migrating");
+    const lite = await openBenchPglite();
+    try {
+      await bench("pglite", lite);
+    } finally {
+      await lite.dispose();
+    }
   }
+  if (!s.databases.includes("postgres")) return;
 
   r.progress(`postgres: connecting to ${s.postgresUrl.replace(/\/\/[^@/]*@/, "//***@")}`);
-  const postgres = await openBenchPostgres(s.postgresUrl);
+  const postgres = await openBenchPostgres(s.postgresUrl, postgresSchema);
   if ("skipped" in postgres) {
     r.progress(`postgres: skipped (${postgres.skipped})`);
     r.emit({ figure: "all", db: "postgres", skipped: true, reason: postgres.skipped });

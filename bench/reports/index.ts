@@ -1,0 +1,376 @@
+import { randomBytes } from "node:crypto";
+import { buildApp } from "../../src/app.js";
+import { loadConfig } from "../../src/config.js";
+import { createApiToken } from "../../src/features/api-tokens/index.js";
+import { generateTraffic } from "../../src/features/demo/traffic.js";
+import { findReport } from "../../src/features/reports/index.js";
+import { createTenant } from "../../src/features/tenants/index.js";
+import { type Db, migrate, type Queryable } from "../../src/platform/db/index.js";
+import {
+  baseUrl,
+  type Database,
+  forEachDatabase,
+  type Latency,
+  measureSequential,
+  reporter,
+  round,
+  type Settings,
+  settings,
+} from "../shared.js";
+
+/**
+ * Reports: how long the reports take on a big tenant, against a plain count over the rollups.
+ *
+ * A dataset is made with the seed generator (npm run seed's generateTraffic, through the tracking
+ * code paths): BENCH_REPORTS_CLICKS clicks over BENCH_REPORTS_DAYS days (default 90) and
+ * BENCH_REPORTS_ACCOUNTS accounts, about BENCH_REPORTS_CONVERSIONS_PER_CLICK conversions per click
+ * (default 0.1). Defaults: 10M clicks and 10k accounts on PostgreSQL, 200k clicks and 1k accounts
+ * on PGlite. On PostgreSQL it lives in the schema BENCH_REPORTS_SCHEMA (default bench_reports),
+ * kept after the run with a marker row naming its size: a later run with the same size reuses it
+ * and only times the queries (another size replaces it). BENCH_REPORTS_CONCURRENCY (default 3)
+ * batches are written at once while generating on PostgreSQL.
+ *
+ * Figures, per database (BENCH_DATABASES, default both; PostgreSQL skipped when unreachable):
+ *   dataset         generated or reused, its size, and how long generation took (clicks/s)
+ *   count-rollups   `select count(*) from daily_rollups` through the db handle: the baseline
+ *   date-90d, account-source-30d, week-brand-country-type-90d, accounts-composite-page3
+ *                   GET on the real app with an API key, BENCH_REPORTS_REQUESTS (default 30)
+ *                   sequential requests after BENCH_REPORTS_WARMUP (default 5); p50/p95/mean, the
+ *                   ratio of p50 to the baseline's, and goalMet for p50 <= 100 ms
+ * With BENCH_REPORTS_EXPLAIN=1, the plan (EXPLAIN ANALYZE, BUFFERS) of the SQL behind each figure
+ * that misses the goal goes to stderr (BENCH_REPORTS_EXPLAIN=all: of every figure).
+ */
+
+const BENCH = "reports";
+const GOAL_P50_MS = 100;
+const DEFAULT_SCHEMA = "bench_reports";
+const MARKER = "bench_reports_dataset";
+const SYSTEM = { type: "system", name: "bench" } as const;
+const DAY_MS = 86_400_000;
+const report = reporter(BENCH);
+
+interface Spec {
+  clicks: number;
+  accounts: number;
+  days: number;
+  conversionsPerClick: number;
+  seed: number;
+}
+
+interface Options {
+  spec: Record<Db["kind"], Spec>;
+  concurrency: number;
+  requests: number;
+  warmup: number;
+  schema: string;
+  explain: "off" | "missed" | "all";
+}
+
+function envNumber(name: string, fallback: number, { integer = true, allowZero = false } = {}): number {
+  const raw = process.env[name]?.trim();
+  if (raw === undefined || raw === "") return fallback;
+  const value = Number(raw.replaceAll("_", ""));
+  if (!Number.isFinite(value) || value < 0 || (value === 0 && !allowZero) || (integer && !Number.isInteger(value))) {
+    const what = `${allowZero ? "non-negative" : "positive"} ${integer ? "integer" : "number"}`;
+    throw new Error(`${name} must be a ${what}, got '${raw}'`);
+  }
+  return value;
+}
+
+function explainSetting(raw: string | undefined): Options["explain"] {
+  const value = raw?.trim().toLowerCase() ?? "";
+  if (value === "" || value === "0" || value === "off") return "off";
+  if (value === "1" || value === "missed") return "missed";
+  if (value === "all") return "all";
+  throw new Error(`BENCH_REPORTS_EXPLAIN must be 1, missed or all, got '${raw}'`);
+}
+
+function options(): Options {
+  const shared = {
+    days: envNumber("BENCH_REPORTS_DAYS", 90),
+    conversionsPerClick: envNumber("BENCH_REPORTS_CONVERSIONS_PER_CLICK", 0.1, { integer: false }),
+    seed: envNumber("BENCH_REPORTS_SEED", 42),
+  };
+  const sized = (clicks: number, accounts: number): Spec => ({
+    ...shared,
+    clicks: envNumber("BENCH_REPORTS_CLICKS", clicks),
+    accounts: envNumber("BENCH_REPORTS_ACCOUNTS", accounts),
+  });
+  return {
+    spec: { pglite: sized(200_000, 1_000), postgres: sized(10_000_000, 10_000) },
+    concurrency: envNumber("BENCH_REPORTS_CONCURRENCY", 3),
+    requests: envNumber("BENCH_REPORTS_REQUESTS", 30),
+    warmup: envNumber("BENCH_REPORTS_WARMUP", 5, { allowZero: true }),
+    schema: process.env.BENCH_REPORTS_SCHEMA?.trim() || DEFAULT_SCHEMA,
+    explain: explainSetting(process.env.BENCH_REPORTS_EXPLAIN),
+  };
+}
+
+interface Dataset {
+  tenantId: string;
+  /** Where the traffic ends: the report windows end on this UTC day. */
+  now: Date;
+  status: "generated" | "reused";
+  generation: Record<string, number>;
+}
+
+async function count(db: Db, sql: string, params: unknown[] = []): Promise<number> {
+  const [row] = await db.query<{ n: number }>(sql, params);
+  return Number(row?.n ?? 0);
+}
+
+/** The marker table: one row per complete dataset in the schema, written once generation is done. */
+async function ensureMarker(db: Db): Promise<void> {
+  await db.query(
+    `create table if not exists ${MARKER} (
+       spec jsonb primary key, tenant_id text not null, traffic_end timestamptz not null, generation jsonb not null)`,
+  );
+}
+
+/** The dataset the marker names, when it was made with this spec and its tenant is still there. */
+async function reusable(db: Db, spec: Spec): Promise<Dataset | null> {
+  await ensureMarker(db);
+  const [row] = await db.query<{ tenant_id: string; traffic_end: Date; generation: Record<string, number> }>(
+    `select m.tenant_id, m.traffic_end, m.generation from ${MARKER} m join tenants t on t.id = m.tenant_id
+      where m.spec = $1::jsonb`,
+    [JSON.stringify(spec)],
+  );
+  if (!row) return null;
+  return { tenantId: row.tenant_id, now: new Date(row.traffic_end), status: "reused", generation: row.generation };
+}
+
+/** A new tenant filled by the seed generator; on PostgreSQL in an emptied schema, then analyzed. */
+async function generate(kind: Db["kind"], database: Database, spec: Spec, o: Options): Promise<Dataset> {
+  const { db } = database;
+  if (database.schema !== undefined) {
+    report.progress(`${kind}: no dataset of this size in schema ${database.schema}; emptying it`);
+    await db.exec(`drop schema ${database.schema} cascade; create schema ${database.schema}`);
+    await migrate(db);
+  }
+  const now = new Date();
+  const tenant = await createTenant(db, { name: "Bench reports tenant" }, SYSTEM, now);
+  const base = { days: spec.days, now, seed: spec.seed, conversionsPerClick: spec.conversionsPerClick };
+  report.progress(`${kind}: creating a catalog of ${spec.accounts} accounts`);
+  let started = performance.now();
+  await generateTraffic(db, tenant.id, { ...base, clicks: 0, accounts: spec.accounts });
+  const catalogS = (performance.now() - started) / 1000;
+  report.progress(`${kind}: catalog in ${round(catalogS, 1)}s; generating ${spec.clicks} clicks`);
+  started = performance.now();
+  let nextReport = 0;
+  const summary = await generateTraffic(db, tenant.id, {
+    ...base,
+    clicks: spec.clicks,
+    accounts: spec.accounts,
+    concurrency: o.concurrency,
+    onProgress: ({ clicks, conversions }) => {
+      if (clicks < nextReport && clicks < spec.clicks) return;
+      nextReport = clicks + Math.max(5000, Math.round(spec.clicks / 20));
+      const s = (performance.now() - started) / 1000;
+      const rate = clicks / Math.max(s, 0.001);
+      report.progress(
+        `${kind}: ${clicks}/${spec.clicks} clicks, ${conversions} conversions, ${Math.round(rate)} clicks/s, ` +
+          `eta ${Math.round((spec.clicks - clicks) / Math.max(rate, 1))}s`,
+      );
+    },
+  });
+  const trafficS = (performance.now() - started) / 1000;
+  started = performance.now();
+  if (kind === "postgres") {
+    // What autovacuum would have done by the time anyone reads the reports: fresh statistics.
+    report.progress(`${kind}: vacuum analyze`);
+    await db.exec("vacuum analyze daily_rollups, clicks, conversions, accounts, links");
+  }
+  const analyzeS = (performance.now() - started) / 1000;
+  const generation = {
+    catalogS: round(catalogS, 1),
+    trafficS: round(trafficS, 1),
+    analyzeS: round(analyzeS, 1),
+    totalS: round(catalogS + trafficS + analyzeS, 1),
+    clicksPerS: Math.round(summary.clicks / Math.max(trafficS, 0.001)),
+    conversions: summary.conversions,
+    concurrency: kind === "postgres" ? o.concurrency : 1,
+  };
+  if (database.schema !== undefined) {
+    await ensureMarker(db);
+    await db.query(`insert into ${MARKER} (spec, tenant_id, traffic_end, generation) values ($1::jsonb, $2, $3, $4)`, [
+      JSON.stringify(spec),
+      tenant.id,
+      now,
+      JSON.stringify(generation),
+    ]);
+  }
+  return { tenantId: tenant.id, now, status: "generated", generation };
+}
+
+const day = (date: Date, daysBefore = 0): string =>
+  new Date(date.getTime() - daysBefore * DAY_MS).toISOString().slice(0, 10);
+
+/** The timed requests: path and query under /api/v1, windows ending on the traffic's last day. */
+interface Shape {
+  figure: string;
+  /** The registry's report behind the path. */
+  report: string;
+  path: string;
+  query: Record<string, string>;
+}
+
+function shapes(now: Date): Shape[] {
+  const last90 = { conversionDateFrom: day(now, 89), conversionDateTo: day(now) };
+  return [
+    {
+      figure: "date-90d",
+      report: "performance",
+      path: "/reports/events/performance",
+      query: { fields: "date", stats: "clicks,signups,ftd,commission", ...last90 },
+    },
+    {
+      figure: "account-source-30d",
+      report: "performance",
+      path: "/reports/events/performance",
+      query: {
+        fields: "account,trafficSource",
+        sortBy: "-clicks",
+        limit: "100",
+        conversionDateFrom: day(now, 29),
+        conversionDateTo: day(now),
+      },
+    },
+    {
+      figure: "week-brand-country-type-90d",
+      report: "performance",
+      path: "/reports/events/performance",
+      query: { fields: "week,brand,country,conversionType", responseType: "table", ...last90 },
+    },
+    {
+      figure: "accounts-composite-page3",
+      report: "account-metrics",
+      path: "/composites/accounts/metrics",
+      query: {
+        sortBy: "-clicks",
+        limit: "50",
+        offset: "100",
+        metricsFrom: day(now, 29),
+        metricsTo: day(now),
+        comparisonFrom: day(now, 59),
+        comparisonTo: day(now, 30),
+      },
+    },
+  ];
+}
+
+/** Runs the shape's report once with its SQL captured, then EXPLAIN ANALYZE of each statement. */
+async function explain(db: Db, tenantId: string, shape: Shape, now: Date): Promise<string> {
+  const definition = findReport(shape.report);
+  if (!definition) throw new Error(`no report named ${shape.report}`);
+  const statements: { sql: string; params: readonly unknown[] }[] = [];
+  const capturing: Queryable = {
+    query: (sql, params = []) => {
+      statements.push({ sql, params });
+      return db.query(sql, params);
+    },
+    exec: (script) => db.exec(script),
+  };
+  await definition.run(capturing, tenantId, shape.query, now);
+  const plans: string[] = [];
+  for (const { sql, params } of statements) {
+    const rows = await db.query<{ "QUERY PLAN": string }>(`explain (analyze, buffers) ${sql}`, params);
+    plans.push(`${sql.trim()}\n-- params ${JSON.stringify(params)}\n${rows.map((r) => r["QUERY PLAN"]).join("\n")}`);
+  }
+  return plans.join("\n\n");
+}
+
+async function benchDatabase(kind: Db["kind"], database: Database, o: Options): Promise<void> {
+  const { db } = database;
+  const spec = o.spec[kind];
+  const dataset =
+    (database.schema === undefined ? null : await reusable(db, spec)) ?? (await generate(kind, database, spec, o));
+  const [accounts, links, rollupRows, clicks, conversions] = await Promise.all([
+    count(db, "select count(*)::int as n from accounts where tenant_id = $1", [dataset.tenantId]),
+    count(db, "select count(*)::int as n from links where tenant_id = $1", [dataset.tenantId]),
+    count(db, "select count(*)::int as n from daily_rollups"),
+    count(db, "select coalesce(sum(clicks), 0)::bigint as n from daily_rollups where tenant_id = $1", [
+      dataset.tenantId,
+    ]),
+    count(db, "select count(*)::int as n from conversions where tenant_id = $1", [dataset.tenantId]),
+  ]);
+  report.emit({
+    figure: "dataset",
+    db: kind,
+    status: dataset.status,
+    ...(database.schema === undefined ? {} : { schema: database.schema }),
+    ...spec,
+    trafficEnd: dataset.now.toISOString(),
+    storedClicks: clicks,
+    storedConversions: conversions,
+    storedAccounts: accounts,
+    storedLinks: links,
+    rollupRows,
+    generation: dataset.generation,
+  });
+
+  const timing = { warmup: o.warmup, requests: o.requests };
+  report.progress(`${kind}: timing count-rollups (${o.warmup} warm-up, ${o.requests} timed)`);
+  const baseline = await measureSequential(async () => {
+    await db.query("select count(*) from daily_rollups");
+  }, timing);
+  report.emit({ figure: "count-rollups", db: kind, ...baseline, rollupRows });
+
+  const { app } = await buildApp({
+    config: loadConfig({ LOG_LEVEL: "silent", SEED_DEMO: "false" }),
+    db,
+    jwtSecret: randomBytes(32).toString("hex"),
+    logger: false,
+    rateLimit: { max: 10_000_000 },
+  });
+  try {
+    await app.listen({ host: "127.0.0.1", port: 0 });
+    const key = await createApiToken(
+      db,
+      dataset.tenantId,
+      { name: `Bench key ${randomBytes(4).toString("hex")}`, scopes: ["reports.read"] },
+      SYSTEM,
+      new Date(),
+    );
+    const headers = { authorization: `ApiKey ${key.token}` };
+    for (const shape of shapes(dataset.now)) {
+      const url = `${baseUrl(app)}/api/v1${shape.path}?${new URLSearchParams(shape.query)}`;
+      let total = 0;
+      const call = async () => {
+        const res = await fetch(url, { headers });
+        const body = (await res.json()) as { pagination?: { total?: number } };
+        if (res.status !== 200) throw new Error(`${shape.figure}: ${res.status} ${JSON.stringify(body)}`);
+        total = body.pagination?.total ?? 0;
+      };
+      report.progress(`${kind}: timing ${shape.figure} (${o.warmup} warm-up, ${o.requests} timed)`);
+      const latency: Latency = await measureSequential(call, timing);
+      report.emit({
+        figure: shape.figure,
+        db: kind,
+        ...latency,
+        baselineP50Ms: baseline.p50Ms,
+        ratio: round(latency.p50Ms / baseline.p50Ms, 3),
+        goal: `p50 <= ${GOAL_P50_MS} ms`,
+        goalMet: latency.p50Ms <= GOAL_P50_MS,
+        totalRows: total,
+        request: `GET /api/v1${shape.path}?${decodeURIComponent(new URLSearchParams(shape.query).toString())}`,
+      });
+      if (o.explain === "all" || (o.explain === "missed" && latency.p50Ms > GOAL_P50_MS)) {
+        const plan = await explain(db, dataset.tenantId, shape, new Date());
+        report.progress(`${kind}: ${shape.figure} plan:\n${plan}`);
+      }
+    }
+  } finally {
+    await app.close();
+  }
+}
+
+export async function run(): Promise<void> {
+  const s: Settings = settings();
+  const o = options();
+  report.progress(
+    `pglite ${JSON.stringify(o.spec.pglite)}, postgres ${JSON.stringify(o.spec.postgres)}; ` +
+      `${o.warmup} warm-up + ${o.requests} timed requests per figure`,
+  );
+  await forEachDatabase(s, report, (kind, database) => benchDatabase(kind, database, o), { postgresSchema: o.schema });
+  report.progress("done");
+}
