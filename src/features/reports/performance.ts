@@ -112,26 +112,47 @@ const FILTER_COLUMNS: Record<string, string> = {
 const TYPE_MEASURES: Partial<
   Record<(typeof CONVERSION_TYPES)[number], Partial<Record<(typeof MEASURES)[number], string>>>
 > = {
-  Signup: { signup_count: "r.signup_count" },
-  FirstTimeDeposit: { ftd_count: "r.ftd_count" },
-  Qualifier: { qualifier_count: "r.qualifier_count" },
-  Deposit: { deposit_count: "r.deposit_count", deposit_amount: "r.deposit_amount" },
-  CpaCommission: { cpa_amount: "r.cpa_amount" },
-  RevShareCommission: { revshare_amount: "r.revshare_amount" },
-  FlatFeeCommission: { flatfee_amount: "r.flatfee_amount" },
+  Signup: { signup_count: "b.signup_count" },
+  FirstTimeDeposit: { ftd_count: "b.ftd_count" },
+  Qualifier: { qualifier_count: "b.qualifier_count" },
+  Deposit: { deposit_count: "b.deposit_count", deposit_amount: "b.deposit_amount" },
+  CpaCommission: { cpa_amount: "b.cpa_amount" },
+  RevShareCommission: { revshare_amount: "b.revshare_amount" },
+  FlatFeeCommission: { flatfee_amount: "b.flatfee_amount" },
 };
 
-/** The rollups with one row per conversion type (and one for clicks), so a breakdown by type adds up. */
-function byTypeSource(): string {
+/** The rollup column each field groups on. */
+const RAW_COLUMN: Record<string, string> = {
+  date: "day",
+  week: "day",
+  month: "day",
+  brand: "brand_id",
+  program: "program_id",
+  account: "account_id",
+  link: "link_id",
+  trafficSource: "traffic_source_id",
+  tracker: "tracker_id",
+  country: "country",
+};
+
+/**
+ * For a breakdown by conversion type: the rollups summed by the other fields' columns first,
+ * then split into one row per conversion type (and one for clicks), so the split touches a
+ * row per group, not a row per rollup row.
+ */
+function byTypeSource(fields: FieldDef[], where: string): string {
+  const raw = [...new Set(fields.flatMap((f) => (RAW_COLUMN[f.name] ? [RAW_COLUMN[f.name] as string] : [])))];
   const row = (type: string | null, values: Partial<Record<(typeof MEASURES)[number], string>>) =>
     `(${type === null ? "null::text" : `'${type}'`}, ${MEASURES.map((m) => values[m] ?? "0").join(", ")})`;
   const rows = [
-    row(null, { clicks: "r.clicks", unique_clicks: "r.unique_clicks" }),
+    row(null, { clicks: "b.clicks", unique_clicks: "b.unique_clicks" }),
     ...Object.entries(TYPE_MEASURES).map(([type, values]) => row(type, values)),
   ];
-  return `(select r.tenant_id, r.day, r.account_id, r.link_id, r.brand_id, r.program_id, r.traffic_source_id,
-      r.tracker_id, r.country, t.*
-    from daily_rollups r
+  const sums = MEASURES.map((c) => `sum(m.${c}) as ${c}`);
+  return `(select ${[...raw.map((c) => `b.${c}`), "t.*"].join(", ")}
+    from (select ${[...raw.map((c) => `m.${c}`), ...sums].join(", ")}
+            from daily_rollups m where ${where}
+            ${raw.length > 0 ? `group by ${raw.map((c) => `m.${c}`).join(", ")}` : ""}) b
     cross join lateral (values ${rows.join(", ")}) as t (conversion_type, ${MEASURES.join(", ")})
     where ${MEASURES.map((m) => `t.${m} <> 0`).join(" or ")}) m`;
 }
@@ -207,7 +228,10 @@ export async function runPerformance(
     values.push(params[param]);
     where.push(`${column} = $${values.length}`);
   }
-  const source = fields.some((f) => f.name === "conversionType") ? byTypeSource() : "daily_rollups m";
+  const byType = fields.some((f) => f.name === "conversionType");
+  // Split by type, the filters apply inside the split source, before the rows are grouped.
+  const source = byType ? byTypeSource(fields, where.join(" and ")) : "daily_rollups m";
+  const outerWhere = byType ? "true" : where.join(" and ");
   const groups = fields.map((f, i) => `${f.group} as f${i}`);
   const joins = fields.flatMap((f, i) => (f.entity ? [`left join ${f.entity.table} e${i} on e${i}.id = g.f${i}`] : []));
   const outputs = fields.map((f, i) => {
@@ -219,7 +243,7 @@ export async function runPerformance(
     with g as (
       select ${[...groups, statColumns(stats)].join(", ")}
       from ${source}
-      where ${where.join(" and ")}
+      where ${outerWhere}
       ${fields.length > 0 ? `group by ${fields.map((_, i) => i + 1).join(", ")}` : ""}
     )
     select ${[...outputs, ...stats.map((s) => `g."${s.name}"`), "count(*) over ()::int as total_rows"].join(", ")}
