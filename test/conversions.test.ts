@@ -1,11 +1,10 @@
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { seedTenancy, startTestApp, type Tenancy, type TestApp } from "./helpers/app.js";
-import { type CatalogFixture, seedCatalog } from "./helpers/catalog.js";
+import { type CatalogFixture, clickThrough, seedCatalog } from "./helpers/catalog.js";
 
 // POST/GET /api/v1/conversions (API.md "Tracking"): attribution, idempotency, batches,
 // validation, listing and permissions.
 
-const BROWSER = "Mozilla/5.0 (X11; Linux x86_64) AppleWebKit/537.36 Chrome/126.0 Safari/537.36";
 const RECORD_FIELDS = [
   "id",
   "type",
@@ -42,19 +41,6 @@ beforeAll(async () => {
 });
 afterAll(async () => t.close());
 
-/** Makes a click through /go and returns its id, read from the redirect. */
-async function click(fixture: CatalogFixture, query = ""): Promise<string> {
-  const res = await t.call({
-    method: "GET",
-    url: `/go/${fixture.linkId}/${fixture.trafficSourceId}${query}`,
-    headers: { "user-agent": BROWSER },
-  });
-  expect(res.statusCode, res.body).toBe(302);
-  const clickId = new URL(String(res.headers.location)).searchParams.get("cid");
-  expect(clickId).toMatch(/^clk_/);
-  return clickId as string;
-}
-
 function post(payload: unknown, as: Tenancy = who) {
   return t.call({
     method: "POST",
@@ -77,7 +63,7 @@ async function countConversions(tenantId: string): Promise<number> {
 
 describe("POST /api/v1/conversions: one conversion", () => {
   it("answers 201 with the full record, attributed to a click made a moment ago (no flush by the test)", async () => {
-    const clickId = await click(cat, "?gclid=G-attr-1");
+    const clickId = await clickThrough(t, cat, "?gclid=G-attr-1");
     // The click is still only in this node's buffer: the service must write it itself.
     expect(t.ctx.tracking.clicks.holds(clickId)).toBe(true);
     expect(await t.ctx.db.query("select id from clicks where id = $1", [clickId])).toHaveLength(0);
@@ -125,14 +111,14 @@ describe("POST /api/v1/conversions: one conversion", () => {
     ["utm_source=newsletter", "direct"],
     ["", "direct"],
   ])("a click with '%s' gives attributionSource %s", async (query, source) => {
-    const clickId = await click(cat, query ? `?${query}` : "");
+    const clickId = await clickThrough(t, cat, query ? `?${query}` : "");
     const res = await post({ type: "Signup", clickId });
     expect(res.statusCode, res.body).toBe(201);
     expect(res.json().data).toMatchObject({ attributed: true, attributionSource: source, linkId: cat.linkId });
   });
 
   it("a click carrying several platform ids is attributed to the first in order gclid, fbclid, msclkid, obclid", async () => {
-    const clickId = await click(cat, "?obclid=O2&msclkid=M2&fbclid=F2");
+    const clickId = await clickThrough(t, cat, "?obclid=O2&msclkid=M2&fbclid=F2");
     const res = await post({ type: "Signup", clickId });
     expect(res.json().data.attributionSource).toBe("meta");
   });
@@ -159,7 +145,7 @@ describe("POST /api/v1/conversions: one conversion", () => {
   });
 
   it("a click of another tenant does not attribute the conversion", async () => {
-    const theirs = await click(otherCat, "?gclid=THEIRS");
+    const theirs = await clickThrough(t, otherCat, "?gclid=THEIRS");
     const res = await post({ type: "Signup", clickId: theirs });
     expect(res.statusCode, res.body).toBe(201);
     expect(res.json().data).toMatchObject({
@@ -280,7 +266,7 @@ describe("POST /api/v1/conversions: batches", () => {
   it("records a batch: 201 with items, created and duplicates", async () => {
     const me = await seedTenancy(t);
     const mine = await seedCatalog(t, me);
-    const clickId = await click(mine, "?fbclid=FB-batch");
+    const clickId = await clickThrough(t, mine, "?fbclid=FB-batch");
     const res = await post(
       {
         items: [
@@ -483,7 +469,7 @@ describe("GET /api/v1/conversions", () => {
   beforeAll(async () => {
     lister = await seedTenancy(t);
     listCat = await seedCatalog(t, lister);
-    clickId = await click(listCat, "?gclid=LIST");
+    clickId = await clickThrough(t, listCat, "?gclid=LIST");
     // Recorded on 2026-03-10: a filter on recordedAt instead of occurredAt would find nothing.
     t.clock.set("2026-03-10T12:00:00.000Z");
     const at: Array<[string, string, Record<string, unknown>]> = [

@@ -1,11 +1,9 @@
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { seedTenancy, startTestApp, type Tenancy, type TestApp } from "./helpers/app.js";
-import { type CatalogFixture, seedCatalog } from "./helpers/catalog.js";
+import { type CatalogFixture, clickThrough, seedCatalog } from "./helpers/catalog.js";
 
 // POST /collect (API.md "Tracking"): page views from landing pages, and how the conversion
 // detail shows the ones that led to it.
-
-const BROWSER = "Mozilla/5.0 (Windows NT 10.0; Win64; x64) Gecko/20100101 Firefox/128.0";
 
 let t: TestApp;
 let who: Tenancy;
@@ -18,18 +16,6 @@ beforeAll(async () => {
   cat = await seedCatalog(t, who);
 });
 afterAll(async () => t.close());
-
-async function click(fixture: CatalogFixture, query = ""): Promise<string> {
-  const res = await t.call({
-    method: "GET",
-    url: `/go/${fixture.linkId}/${fixture.trafficSourceId}${query}`,
-    headers: { "user-agent": BROWSER },
-  });
-  expect(res.statusCode, res.body).toBe(302);
-  const clickId = new URL(String(res.headers.location)).searchParams.get("cid");
-  expect(clickId).toMatch(/^clk_/);
-  return clickId as string;
-}
 
 function collect(payload: Record<string, unknown>, headers: Record<string, string> = {}) {
   return t.call({ method: "POST", url: "/collect", headers: { origin: "https://brand.example", ...headers }, payload });
@@ -55,7 +41,7 @@ describe("POST /collect", () => {
   it("records a page view against a click made a moment ago, in the click's tenant", async () => {
     const other = await seedTenancy(t);
     const otherCat = await seedCatalog(t, other);
-    const clickId = await click(otherCat, "?gclid=PV");
+    const clickId = await clickThrough(t, otherCat, "?gclid=PV");
     // The click has not been written yet: /collect must see to it.
     expect(t.ctx.tracking.clicks.holds(clickId)).toBe(true);
     t.clock.set("2026-05-05T05:05:05.000Z");
@@ -89,7 +75,7 @@ describe("POST /collect", () => {
   });
 
   it("title and referrer are optional", async () => {
-    const clickId = await click(cat);
+    const clickId = await clickThrough(t, cat);
     const res = await collect({ clickId, url: "https://brand.example/only-url" });
     expect(res.statusCode, res.body).toBe(201);
     const views = await viewsOf(clickId);
@@ -100,7 +86,7 @@ describe("POST /collect", () => {
   // String branch of `Union([String, Null])` is tried first and coerces null to "", so an explicit
   // null is stored as an empty string.
   it("an explicit null title and referrer are stored as null", async () => {
-    const clickId = await click(cat);
+    const clickId = await clickThrough(t, cat);
     const res = await collect({ clickId, url: "https://brand.example/nulls", title: null, referrer: null });
     expect(res.statusCode, res.body).toBe(201);
     const views = await viewsOf(clickId);
@@ -119,7 +105,7 @@ describe("POST /collect", () => {
   });
 
   it("a bad body is 400 and stores nothing", async () => {
-    const clickId = await click(cat);
+    const clickId = await clickThrough(t, cat);
     for (const payload of [{ clickId }, { url: "https://brand.example/" }, { clickId, url: "" }]) {
       const res = await collect(payload);
       expect(res.statusCode, JSON.stringify(payload)).toBe(400);
@@ -151,7 +137,7 @@ describe("POST /collect", () => {
   it.each(["text/plain", "text/plain;charset=UTF-8"])(
     "accepts JSON sent as %s (navigator.sendBeacon)",
     async (type) => {
-      const clickId = await click(cat);
+      const clickId = await clickThrough(t, cat);
       const res = await t.call({
         method: "POST",
         url: "/collect",
@@ -198,8 +184,8 @@ describe("page views in the conversion detail", () => {
   }
 
   it("lists the click's page views oldest first, only those at or before occurredAt", async () => {
-    const clickId = await click(cat, "?gclid=DETAIL");
-    const noise = await click(cat);
+    const clickId = await clickThrough(t, cat, "?gclid=DETAIL");
+    const noise = await clickThrough(t, cat);
     try {
       // Reported out of order: the list follows the time of the view, not the order of arrival.
       await viewAt(clickId, 20, "https://brand.example/c");
@@ -268,7 +254,7 @@ describe("page views in the conversion detail", () => {
   });
 
   it("a conversion without a click, or with another tenant's click, shows no page views", async () => {
-    const clickId = await click(cat);
+    const clickId = await clickThrough(t, cat);
     const view = await collect({ clickId, url: "https://brand.example/mine" });
     expect(view.statusCode).toBe(201);
 

@@ -1,11 +1,10 @@
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { seedTenancy, startTestApp, type Tenancy, type TestApp } from "./helpers/app.js";
-import { type CatalogFixture, seedCatalog } from "./helpers/catalog.js";
+import { type CatalogFixture, clickThrough, seedCatalog } from "./helpers/catalog.js";
 
 // GET|POST /postback/{postbackKey} (API.md "Tracking") and the rotation of the key in
 // /api/v1/settings.
 
-const BROWSER = "Mozilla/5.0 (Macintosh; Intel Mac OS X 14_5) AppleWebKit/605.1.15 Safari/605.1.15";
 const FORM = "application/x-www-form-urlencoded";
 
 let t: TestApp;
@@ -19,18 +18,6 @@ beforeAll(async () => {
   cat = await seedCatalog(t, who);
 });
 afterAll(async () => t.close());
-
-async function click(fixture: CatalogFixture, query = ""): Promise<string> {
-  const res = await t.call({
-    method: "GET",
-    url: `/go/${fixture.linkId}/${fixture.trafficSourceId}${query}`,
-    headers: { "user-agent": BROWSER },
-  });
-  expect(res.statusCode, res.body).toBe(302);
-  const clickId = new URL(String(res.headers.location)).searchParams.get("cid");
-  expect(clickId).toMatch(/^clk_/);
-  return clickId as string;
-}
 
 function postback(key: string, query: Record<string, string>) {
   return t.call({ method: "GET", url: `/postback/${key}?${new URLSearchParams(query)}` });
@@ -52,7 +39,7 @@ async function countConversions(tenantId: string): Promise<number> {
 
 describe("postback", () => {
   it("GET with query parameters records the conversion and answers its own JSON", async () => {
-    const clickId = await click(cat, "?msclkid=MS-pb");
+    const clickId = await clickThrough(t, cat, "?msclkid=MS-pb");
     expect(t.ctx.tracking.clicks.holds(clickId)).toBe(true);
     const res = await postback(who.postbackKey, {
       clickId,
@@ -85,7 +72,7 @@ describe("postback", () => {
   });
 
   it("POST with a JSON body", async () => {
-    const clickId = await click(cat, "?obclid=OB-pb");
+    const clickId = await clickThrough(t, cat, "?obclid=OB-pb");
     const res = await t.call({
       method: "POST",
       url: `/postback/${who.postbackKey}`,
@@ -113,7 +100,7 @@ describe("postback", () => {
   });
 
   it.each([FORM, `${FORM}; charset=UTF-8`])("POST with a form body (%s)", async (contentType) => {
-    const clickId = await click(cat, "?fbclid=FB-form");
+    const clickId = await clickThrough(t, cat, "?fbclid=FB-form");
     const form = new URLSearchParams({ clickId, type: "Qualifier", value: "0", externalId: `pb-form-${contentType}` });
     const res = await t.call({
       method: "POST",
@@ -167,7 +154,7 @@ describe("postback", () => {
     expect(await countConversions(a.tenantId)).toBe(0);
     expect(await countConversions(b.tenantId)).toBe(1);
     // Another tenant's click does not attribute it.
-    const theirClick = await click(cat, "?gclid=NOT-B");
+    const theirClick = await clickThrough(t, cat, "?gclid=NOT-B");
     const cross = await postback(b.postbackKey, { type: "Signup", clickId: theirClick });
     expect(JSON.parse(cross.body).attributed).toBe(false);
   });

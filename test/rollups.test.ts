@@ -2,6 +2,7 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { CONVERSION_TYPES, type ConversionType } from "../src/features/tracking/index.js";
 import { seedTenancy, startTestApp, type Tenancy, type TestApp } from "./helpers/app.js";
 import { type CatalogFixture, createVia, seedCatalog } from "./helpers/catalog.js";
+import { prng } from "./helpers/workload.js";
 
 const COLUMN: Record<ConversionType, string> = {
   Click: "click",
@@ -24,24 +25,6 @@ const BOTS = [
   "Mozilla/5.0 (compatible; Googlebot/2.1; +http://www.google.com/bot.html)",
   "facebookexternalhit/1.1 (+http://www.facebook.com/externalhit_uatext.php)",
 ];
-
-/** Deterministic randomness: the same workload on every run and database. */
-function prng(seed: number) {
-  let a = seed >>> 0;
-  const next = () => {
-    a = (a + 0x6d2b79f5) >>> 0;
-    let x = a;
-    x = Math.imul(x ^ (x >>> 15), x | 1);
-    x ^= x + Math.imul(x ^ (x >>> 7), x | 61);
-    return ((x ^ (x >>> 14)) >>> 0) / 4294967296;
-  };
-  return {
-    next,
-    int: (min: number, max: number) => min + Math.floor(next() * (max - min + 1)),
-    chance: (p: number) => next() < p,
-    pick: <T>(values: readonly T[]): T => values[Math.floor(next() * values.length)] as T,
-  };
-}
 
 /** Totals of one rollup row (or of raw events with the same dimensions). */
 interface Totals {

@@ -33,3 +33,18 @@ export async function seedCatalog(
   const trafficSourceId = await createVia(t, who, "traffic-sources", { name: "Source" });
   return { brandId, programId, accountId, linkId, trafficSourceId };
 }
+
+const BROWSER = "Mozilla/5.0 (X11; Linux x86_64) AppleWebKit/537.36 Chrome/126.0 Safari/537.36";
+
+/** Makes a click through /go with a browser user agent and returns its id, read from the redirect. */
+export async function clickThrough(t: TestApp, fixture: CatalogFixture, query = ""): Promise<string> {
+  const res = await t.call({
+    method: "GET",
+    url: `/go/${fixture.linkId}/${fixture.trafficSourceId}${query}`,
+    headers: { "user-agent": BROWSER },
+  });
+  if (res.statusCode !== 302) throw new Error(`GET /go answered ${res.statusCode}: ${res.body}`);
+  const clickId = new URL(String(res.headers.location)).searchParams.get("cid");
+  if (!clickId?.startsWith("clk_")) throw new Error(`no click id in ${String(res.headers.location)}`);
+  return clickId;
+}

@@ -30,7 +30,6 @@ export function prng(seed: number) {
     },
   };
 }
-type Prng = ReturnType<typeof prng>;
 
 export const BROWSERS = [
   "Mozilla/5.0 (Windows NT 10.0; Win64; x64) Chrome/126.0 Safari/537.36",
