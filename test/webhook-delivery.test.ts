@@ -1,6 +1,7 @@
 /* biome-ignore-all lint/suspicious/noTemplateCurlyInString: webhook URL templates use the ${name} placeholder syntax */
 import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest";
 import { claimDue, deliver } from "../src/features/outgoing-webhooks/delivery.js";
+import type { Attempt, DeliveryEvent as Event } from "../src/features/outgoing-webhooks/event-service.js";
 import { AddressPolicy } from "../src/features/outgoing-webhooks/sender.js";
 import { ADMIN_KEY, seedTenancy, startTestApp, type Tenancy, type TestApp } from "./helpers/app.js";
 import { type CatalogFixture, createVia, seedCatalog } from "./helpers/catalog.js";
@@ -44,33 +45,6 @@ const PAYLOAD_KEYS = [
   "program",
   "trafficSource",
 ];
-
-interface Event {
-  id: string;
-  webhookId: string;
-  conversionId: string | null;
-  clickId: string | null;
-  conversionType: string;
-  status: string;
-  attempts: number;
-  lastAttemptAt: string | null;
-  nextAttemptAt: string | null;
-  createdAt: string;
-  simulated: boolean;
-}
-
-interface Attempt {
-  id: string;
-  attempt: number;
-  at: string;
-  urlTemplate: string;
-  method: string;
-  request: { headers: Record<string, string>; body: string | null };
-  response: { status: number; headers: Record<string, string>; body: string } | null;
-  durationMs: number;
-  errorType: string | null;
-  error: string | null;
-}
 
 interface Fixture {
   who: Tenancy;

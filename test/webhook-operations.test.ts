@@ -1,5 +1,6 @@
 /* biome-ignore-all lint/suspicious/noTemplateCurlyInString: webhook URL templates use the ${name} placeholder syntax */
 import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest";
+import type { Attempt, DeliveryEvent as Event } from "../src/features/outgoing-webhooks/event-service.js";
 import { SAMPLE_VALUES } from "../src/features/outgoing-webhooks/placeholders.js";
 import { ADMIN_KEY, seedTenancy, startTestApp, type Tenancy, type TestApp } from "./helpers/app.js";
 import { type Receiver, startReceiver } from "./helpers/receiver.js";
@@ -22,31 +23,6 @@ const SIMULATE_ONLY = [
   "locationPath",
   "documentTitle",
 ] as const;
-
-interface Event {
-  id: string;
-  webhookId: string;
-  conversionId: string | null;
-  clickId: string | null;
-  conversionType: string;
-  status: string;
-  attempts: number;
-  lastAttemptAt: string | null;
-  nextAttemptAt: string | null;
-  createdAt: string;
-  simulated: boolean;
-}
-
-interface Attempt {
-  id: string;
-  attempt: number;
-  at: string;
-  urlTemplate: string;
-  method: string;
-  request: { headers: Record<string, string>; body: string | null };
-  response: { status: number; headers: Record<string, string>; body: string } | null;
-  errorType: string | null;
-}
 
 let t: TestApp;
 let rx: Receiver;
