@@ -1,8 +1,9 @@
 import { randomUUID } from "node:crypto";
-import type { Db } from "../../platform/db/index.js";
+import type { Db, Queryable } from "../../platform/db/index.js";
 import { newId } from "../../platform/ids.js";
 import { render } from "./placeholders.js";
-import { type AddressPolicy, send } from "./sender.js";
+import { closeIssue, raiseIssue } from "../issues/index.js";
+import { type AddressPolicy, type SendResult, send } from "./sender.js";
 import { placeholderValues, postPayload, type Snapshot } from "./snapshot.js";
 
 /** Spec part 8: up to 10 attempts, for up to 10 days. */
@@ -26,6 +27,7 @@ interface ClaimedEvent {
 }
 
 interface WebhookNow {
+  name: string;
   url: string;
   method: "GET" | "POST";
   status: "Enabled" | "Disabled" | "Suspended";
@@ -66,6 +68,41 @@ function nextAttempt(event: ClaimedEvent, attempt: number, now: Date, intervalMs
 }
 
 /**
+ * 'Outgoing Webhook Failed': one issue per webhook, opened (and mailed) on a failed attempt,
+ * refreshed with the latest error type, closed by the webhook's next 2xx.
+ */
+async function trackFailure(
+  tx: Queryable,
+  event: ClaimedEvent,
+  webhook: WebhookNow,
+  result: SendResult,
+  at: Date,
+): Promise<void> {
+  const subject = { type: "outgoing_webhook", id: event.webhook_id, name: webhook.name };
+  const key = { tenantId: event.tenant_id, kind: "outgoing_webhook_failed" as const, subject };
+  if (result.ok) {
+    await closeIssue(tx, key, `A postback was answered ${result.response?.status ?? "2xx"}`, at);
+    return;
+  }
+  await raiseIssue(
+    tx,
+    {
+      ...key,
+      severity: "error",
+      title: `Outgoing Webhook Failed: ${webhook.name}`,
+      details: {
+        errorType: result.errorType,
+        error: result.error,
+        eventId: event.id,
+        attempt: event.attempts + 1,
+        lastFailedAt: at.toISOString(),
+      },
+    },
+    at,
+  );
+}
+
+/**
  * One attempt of one claimed event against its webhook's current URL. The outcome is written
  * only while this worker still holds the lease, so a stale worker cannot complete an event
  * another has re-claimed; the attempt itself is always logged.
@@ -78,7 +115,7 @@ export async function deliver(
   now: () => Date,
 ): Promise<"delivered" | "failed" | "paused" | "stale" | "gone"> {
   const [webhook] = await db.query<WebhookNow>(
-    "select url, method, status, event_names from outgoing_webhooks where id = $1",
+    "select name, url, method, status, event_names from outgoing_webhooks where id = $1",
     [event.webhook_id],
   );
   if (!webhook) return "gone";
@@ -126,6 +163,7 @@ export async function deliver(
       [event.id, token, status, attempt, at, next],
     );
     if (updated.length === 0) return "stale";
+    await trackFailure(tx, event, webhook, result, finished);
     return result.ok ? "delivered" : "failed";
   });
 }
