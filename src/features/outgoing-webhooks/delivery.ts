@@ -1,8 +1,8 @@
 import { randomUUID } from "node:crypto";
 import type { Db, Queryable } from "../../platform/db/index.js";
 import { newId } from "../../platform/ids.js";
-import { render } from "./placeholders.js";
 import { closeIssue, raiseIssue } from "../issues/index.js";
+import { render } from "./placeholders.js";
 import { type AddressPolicy, type SendResult, send } from "./sender.js";
 import { placeholderValues, postPayload, type Snapshot } from "./snapshot.js";
 
