@@ -1,5 +1,5 @@
 import type { Queryable } from "../../platform/db/index.js";
-import { selectPage } from "../../platform/db/paging.js";
+import { Conditions, selectPage } from "../../platform/db/paging.js";
 import { containsPattern } from "../../platform/db/search.js";
 import { ApiError } from "../../platform/http/errors.js";
 import { type Actor, recordAudit } from "../audit/index.js";
@@ -101,21 +101,14 @@ export async function listItems(
   tenantId: string,
   query: Record<string, unknown> & { offset: number; limit: number; search?: string },
 ): Promise<{ items: CatalogItem[]; total: number }> {
-  const params: unknown[] = [tenantId];
-  const where = ["t.tenant_id = $1"];
-  const pattern = containsPattern(query.search);
-  if (pattern !== null) {
-    params.push(pattern);
-    where.push(`lower(t.name) like $${params.length}`);
-  }
-  for (const [name, condition] of Object.entries(resource.filters)) {
-    if (query[name] === undefined) continue;
-    params.push(query[name]);
-    where.push(condition.replace("$", `$${params.length}`));
-  }
+  const where = new Conditions("t.tenant_id = $1", tenantId).add(
+    "lower(t.name) like $",
+    containsPattern(query.search) ?? undefined,
+  );
+  for (const [name, condition] of Object.entries(resource.filters)) where.add(condition, query[name]);
   const { rows, total } = await selectPage<Row>(
     db,
-    { select: "t.*", from: `${resource.table} t`, where: where.join(" and "), params, orderBy: "t.id" },
+    { select: "t.*", from: `${resource.table} t`, where: where.sql, params: where.params, orderBy: "t.id" },
     query,
   );
   return { items: rows.map((row) => toItem(resource, row)), total };

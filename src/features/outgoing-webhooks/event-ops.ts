@@ -1,6 +1,7 @@
 import type { Queryable } from "../../platform/db/index.js";
 import { newId } from "../../platform/ids.js";
 import type { ConversionType } from "../tracking/index.js";
+import { announceEvents } from "./fan-out.js";
 import { SAMPLE_VALUES } from "./placeholders.js";
 import type { Snapshot } from "./snapshot.js";
 
@@ -30,7 +31,7 @@ export async function resendEvent(db: Queryable, tenantId: string, id: string, n
       where tenant_id = $1 and id = $2 returning 1`,
     [tenantId, id, now],
   );
-  if (rows.length > 0) await db.query("select pg_notify('webhook_events', $1)", [tenantId]);
+  if (rows.length > 0) await announceEvents(db, tenantId);
   return rows.length > 0;
 }
 
@@ -128,6 +129,6 @@ export async function simulate(
      values ($1, $2, $3, null, null, $4, $5, 'Queued', $6, true, $6)`,
     [id, tenantId, webhookId, type, JSON.stringify(sampleSnapshot(type, now)), now],
   );
-  await db.query("select pg_notify('webhook_events', $1)", [tenantId]);
+  await announceEvents(db, tenantId);
   return id;
 }

@@ -1,5 +1,5 @@
 import type { Queryable } from "../../platform/db/index.js";
-import { selectPage } from "../../platform/db/paging.js";
+import { Conditions, selectPage } from "../../platform/db/paging.js";
 
 export const EVENT_STATUSES = ["Queued", "Retrying", "Delivered", "Failed", "Cancelled", "Held", "Paused"] as const;
 export type EventStatus = (typeof EVENT_STATUSES)[number];
@@ -71,26 +71,20 @@ export async function listEvents(
   tenantId: string,
   filter: EventFilter,
 ): Promise<{ items: DeliveryEvent[]; total: number }> {
-  const params: unknown[] = [tenantId];
-  const where = ["e.tenant_id = $1"];
-  const add = (condition: string, value: unknown) => {
-    if (value === undefined) return;
-    params.push(value);
-    where.push(`${condition} $${params.length}`);
-  };
-  add("e.webhook_id =", filter.webhookId);
-  add("e.click_id =", filter.clickId);
-  add("e.conversion_id =", filter.conversionId);
-  add("e.status =", filter.status);
-  add("e.created_at >=", filter.from);
-  add("e.created_at <=", filter.to);
+  const where = new Conditions("e.tenant_id = $1", tenantId)
+    .add("e.webhook_id = $", filter.webhookId)
+    .add("e.click_id = $", filter.clickId)
+    .add("e.conversion_id = $", filter.conversionId)
+    .add("e.status = $", filter.status)
+    .add("e.created_at >= $", filter.from)
+    .add("e.created_at <= $", filter.to);
   const { rows, total } = await selectPage<EventRow>(
     db,
     {
       select: COLUMNS,
       from: "webhook_events e",
-      where: where.join(" and "),
-      params,
+      where: where.sql,
+      params: where.params,
       orderBy: "e.created_at desc, e.id desc",
     },
     filter,

@@ -64,9 +64,13 @@ export async function fanOut(
       firing.map((w) => (w.status === "Enabled" ? "Queued" : "Paused")),
     ],
   );
-  // Heard by the workers once this transaction commits: they claim the events at once.
-  await tx.query("select pg_notify($1, $2)", [CHANNEL, tenantId]);
+  await announceEvents(tx, tenantId);
   return firing.length;
+}
+
+/** Wakes every node's workers once the caller's transaction commits: they claim due events at once. */
+export async function announceEvents(tx: Queryable, tenantId: string): Promise<void> {
+  await tx.query("select pg_notify($1, $2)", [CHANNEL, tenantId]);
 }
 
 /** Calls `onEvents` whenever any node records new delivery events. */

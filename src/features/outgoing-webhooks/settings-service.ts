@@ -1,10 +1,11 @@
 import type { Queryable } from "../../platform/db/index.js";
-import { selectPage } from "../../platform/db/paging.js";
+import { Conditions, selectPage } from "../../platform/db/paging.js";
 import { containsPattern } from "../../platform/db/search.js";
 import { ApiError } from "../../platform/http/errors.js";
 import { newId } from "../../platform/ids.js";
 import { type Actor, recordAudit } from "../audit/index.js";
 import { COMMISSION_TYPES, type ConversionType, isConversionType } from "../tracking/index.js";
+import { announceEvents } from "./fan-out.js";
 import { PlaceholderError, validateTemplate } from "./placeholders.js";
 import type { WebhookStatus } from "./schemas.js";
 
@@ -193,26 +194,21 @@ export async function listWebhooks(
     search?: string | undefined;
   },
 ): Promise<{ items: Webhook[]; total: number }> {
-  const params: unknown[] = [tenantId];
-  const where = ["w.tenant_id = $1"];
-  if (query.trafficSourceId !== undefined) {
-    params.push(query.trafficSourceId);
-    where.push(`w.traffic_source_id = $${params.length}`);
-  }
-  if (query.level === "affiliate") where.push("w.traffic_source_id is null");
-  if (query.level === "trafficSource") where.push("w.traffic_source_id is not null");
-  if (query.status !== undefined) {
-    params.push(query.status);
-    where.push(`w.status = $${params.length}`);
-  }
-  const pattern = containsPattern(query.search);
-  if (pattern !== null) {
-    params.push(pattern);
-    where.push(`lower(w.name) like $${params.length}`);
-  }
+  const where = new Conditions("w.tenant_id = $1", tenantId)
+    .add("w.traffic_source_id = $", query.trafficSourceId)
+    .when(query.level === "affiliate", "w.traffic_source_id is null")
+    .when(query.level === "trafficSource", "w.traffic_source_id is not null")
+    .add("w.status = $", query.status)
+    .add("lower(w.name) like $", containsPattern(query.search) ?? undefined);
   const { rows, total } = await selectPage<WebhookRow>(
     db,
-    { select: "w.*", from: "outgoing_webhooks w", where: where.join(" and "), params, orderBy: "w.created_at, w.id" },
+    {
+      select: "w.*",
+      from: "outgoing_webhooks w",
+      where: where.sql,
+      params: where.params,
+      orderBy: "w.created_at, w.id",
+    },
     query,
   );
   return { items: rows.map(toWebhook), total };
@@ -265,7 +261,7 @@ export async function updateWebhook(
         where tenant_id = $1 and webhook_id = $2 and status = 'Paused'`,
       [change.tenantId, id, change.at],
     );
-    await db.query("select pg_notify('webhook_events', $1)", [change.tenantId]);
+    await announceEvents(db, change.tenantId);
   }
   await audit(db, change, "updated", id, { fields: Object.keys(input) });
   return webhook;

@@ -1,4 +1,5 @@
 import type { Queryable } from "../../platform/db/index.js";
+import { Conditions } from "../../platform/db/paging.js";
 import { containsPattern } from "../../platform/db/search.js";
 import { ApiError } from "../../platform/http/errors.js";
 import { catalogItemOf } from "../catalog/index.js";
@@ -125,19 +126,14 @@ export async function runComposite(
   const limit = params.limit as number;
   const order = sortClause(params.sortBy as string | undefined);
 
-  const values: unknown[] = [tenantId];
-  const where = ["c.tenant_id = $1"];
-  const pattern = containsPattern(params.search as string | undefined);
-  if (pattern !== null) {
-    values.push(pattern);
-    where.push(`lower(c.name) like $${values.length}`);
-  }
-  for (const [param, condition] of Object.entries(kind.filters)) {
-    const value = params[param];
-    if (value === undefined) continue;
-    values.push(value);
-    where.push(condition.replace("$", `$${values.length}`));
-  }
+  const filter = new Conditions("c.tenant_id = $1", tenantId).add(
+    "lower(c.name) like $",
+    containsPattern(params.search as string | undefined) ?? undefined,
+  );
+  for (const [param, condition] of Object.entries(kind.filters)) filter.add(condition, params[param]);
+  // The windows' and the page's parameters follow the filter's.
+  const values = filter.params;
+  const where = filter.sql;
   const windowSql = (window: { from: Date; to: Date }) => {
     const [fromDay, toDay] = dayRange(window);
     values.push(fromDay, toDay);
@@ -157,7 +153,7 @@ export async function runComposite(
      from ${kind.from}
      left join m on m.key = c.id
      ${comparisonSql ? "left join p on p.key = c.id" : ""}
-     where ${where.join(" and ")}
+     where ${where}
      order by ${order}
      offset $${values.length - 1} limit $${values.length}`,
     values,
@@ -171,7 +167,7 @@ export async function runComposite(
   let total = rows[0]?.total_rows === undefined ? 0 : Number(rows[0].total_rows);
   if (rows.length === 0 && offset > 0) {
     const [counted] = await db.query<{ n: number }>(
-      `select count(*)::int as n from ${kind.from} where ${where.join(" and ")}`,
+      `select count(*)::int as n from ${kind.from} where ${where}`,
       values.slice(0, values.length - 2 - (comparison ? 4 : 2)),
     );
     total = counted?.n ?? 0;

@@ -1,4 +1,5 @@
 import type { Queryable } from "../../platform/db/index.js";
+import { Conditions } from "../../platform/db/paging.js";
 import { ApiError } from "../../platform/http/errors.js";
 import type { CONVERSION_TYPES } from "../tracking/index.js";
 import { dateWindow, dayRange, last30Days, type ParamDef, type ParamValue, parseParams, readSort } from "./params.js";
@@ -221,17 +222,13 @@ export async function runPerformance(
   const offset = params.offset as number;
   const limit = params.limit as number;
 
-  const values: unknown[] = [tenantId, fromDay, toDay];
-  const where = ["m.tenant_id = $1", "m.day between $2::date and $3::date"];
-  for (const [param, column] of Object.entries(FILTER_COLUMNS)) {
-    if (params[param] === undefined) continue;
-    values.push(params[param]);
-    where.push(`${column} = $${values.length}`);
-  }
+  const filter = new Conditions("m.tenant_id = $1 and m.day between $2::date and $3::date", tenantId, fromDay, toDay);
+  for (const [param, column] of Object.entries(FILTER_COLUMNS)) filter.add(`${column} = $`, params[param]);
+  const values = filter.params;
   const byType = fields.some((f) => f.name === "conversionType");
   // Split by type, the filters apply inside the split source, before the rows are grouped.
-  const source = byType ? byTypeSource(fields, where.join(" and ")) : "daily_rollups m";
-  const outerWhere = byType ? "true" : where.join(" and ");
+  const source = byType ? byTypeSource(fields, filter.sql) : "daily_rollups m";
+  const outerWhere = byType ? "true" : filter.sql;
   const groups = fields.map((f, i) => `${f.group} as f${i}`);
   const joins = fields.flatMap((f, i) => (f.entity ? [`left join ${f.entity.table} e${i} on e${i}.id = g.f${i}`] : []));
   const outputs = fields.map((f, i) => {

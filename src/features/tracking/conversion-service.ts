@@ -1,5 +1,5 @@
 import type { Queryable } from "../../platform/db/index.js";
-import { selectPage } from "../../platform/db/paging.js";
+import { Conditions, selectPage } from "../../platform/db/paging.js";
 import { newId } from "../../platform/ids.js";
 import type { ValidConversion } from "./conversion-input.js";
 import { type AttributionSource, attributionSourceOf, type ConversionType } from "./conversion-types.js";
@@ -210,23 +210,18 @@ export async function listConversions(
   tenantId: string,
   filter: ConversionFilter,
 ): Promise<{ items: ConversionRecord[]; total: number }> {
-  const params: unknown[] = [tenantId];
-  const where = ["c.tenant_id = $1"];
-  const add = (condition: string, value: unknown) => {
-    params.push(value);
-    where.push(condition.replace("$", `$${params.length}`));
-  };
-  if (filter.type !== undefined) add("c.type = $", filter.type);
-  if (filter.clickId !== undefined) add("c.click_id = $", filter.clickId);
-  if (filter.from !== undefined) add("c.occurred_at >= $", filter.from);
-  if (filter.to !== undefined) add("c.occurred_at <= $", filter.to);
+  const where = new Conditions("c.tenant_id = $1", tenantId)
+    .add("c.type = $", filter.type)
+    .add("c.click_id = $", filter.clickId)
+    .add("c.occurred_at >= $", filter.from)
+    .add("c.occurred_at <= $", filter.to);
   const { rows, total } = await selectPage<ConversionRow>(
     db,
     {
       select: "c.*",
       from: "conversions c",
-      where: where.join(" and "),
-      params,
+      where: where.sql,
+      params: where.params,
       orderBy: "c.occurred_at desc, c.id desc",
     },
     filter,

@@ -29,3 +29,36 @@ export async function selectPage<T extends object>(
   );
   return { rows, total: count?.n ?? 0 };
 }
+
+/**
+ * A WHERE clause built condition by condition, with its parameters: `$` in a condition stands
+ * for its value's placeholder. Every list endpoint filters this way.
+ */
+export class Conditions {
+  readonly params: unknown[];
+  private readonly parts: string[];
+
+  /** Starts with a condition on `$1`, `$2`, ... over `params` (the tenant, usually). */
+  constructor(first: string, ...params: unknown[]) {
+    this.parts = [first];
+    this.params = params;
+  }
+
+  /** Adds `condition` with `value` in place of `$`; an undefined value adds nothing. */
+  add(condition: string, value: unknown): this {
+    if (value === undefined) return this;
+    this.params.push(value);
+    this.parts.push(condition.replace("$", `$${this.params.length}`));
+    return this;
+  }
+
+  /** Adds a condition that needs no value when `test` holds. */
+  when(test: boolean, condition: string): this {
+    if (test) this.parts.push(condition);
+    return this;
+  }
+
+  get sql(): string {
+    return this.parts.join(" and ");
+  }
+}
