@@ -2,7 +2,7 @@
 import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest";
 import { claimDue, deliver } from "../src/features/outgoing-webhooks/delivery.js";
 import type { Attempt, DeliveryEvent as Event } from "../src/features/outgoing-webhooks/event-service.js";
-import { AddressPolicy } from "../src/features/outgoing-webhooks/sender.js";
+import { AddressPolicy } from "../src/platform/webhook-sender.js";
 import { ADMIN_KEY, seedTenancy, startTestApp, type Tenancy, type TestApp } from "./helpers/app.js";
 import { type CatalogFixture, createVia, seedCatalog } from "./helpers/catalog.js";
 import { closedPort, type Receiver, selfSignedCertificate, startReceiver } from "./helpers/receiver.js";

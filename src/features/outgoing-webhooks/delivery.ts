@@ -3,7 +3,7 @@ import type { Db, Queryable } from "../../platform/db/index.js";
 import { newId } from "../../platform/ids.js";
 import { closeIssue, raiseIssue } from "../issues/index.js";
 import { render } from "./placeholders.js";
-import { type AddressPolicy, type SendResult, send } from "./sender.js";
+import { type AddressPolicy, type SendResult, send } from "../../platform/webhook-sender.js";
 import { placeholderValues, postPayload, type Snapshot } from "./snapshot.js";
 
 /** Spec part 8: up to 10 attempts, for up to 10 days. */

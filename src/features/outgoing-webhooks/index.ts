@@ -4,7 +4,7 @@ import type { Clock } from "../../platform/clock.js";
 import type { Db } from "../../platform/db/index.js";
 import type { ConversionHook } from "../tracking/index.js";
 import { fanOut } from "./fan-out.js";
-import { AddressPolicy } from "./sender.js";
+import { AddressPolicy } from "../../platform/webhook-sender.js";
 import { DeliveryWorker } from "./worker.js";
 
 export { webhookEventRoutes } from "./event-routes.js";

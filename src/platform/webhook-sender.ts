@@ -114,13 +114,14 @@ async function readBody(body: AsyncIterable<Buffer | Uint8Array>): Promise<strin
 /**
  * Sends one postback: resolves the host once, refuses a blocked address, and connects only to
  * the address it checked (no second lookup a DNS rebinding could change). No redirects are
- * followed and no headers beyond Content-Type are sent.
+ * followed. Conversion postbacks send no headers beyond Content-Type; operational messages add
+ * their signature headers.
  */
 export async function send(
   rawUrl: string,
   method: "GET" | "POST",
   body: string | null,
-  options: { timeoutMs: number; policy: AddressPolicy },
+  options: { timeoutMs: number; policy: AddressPolicy; headers?: Record<string, string> },
 ): Promise<SendResult> {
   const started = performance.now();
   const done = (result: Omit<SendResult, "durationMs">): SendResult => ({
@@ -181,7 +182,8 @@ export async function send(
       method,
       dispatcher,
       signal: AbortSignal.timeout(options.timeoutMs),
-      ...(body === null ? {} : { body, headers: { "content-type": "application/json" } }),
+      headers: { ...options.headers, ...(body === null ? {} : { "content-type": "application/json" }) },
+      ...(body === null ? {} : { body }),
     });
     const text = await readBody(answer.body);
     const headers: Record<string, string> = {};
