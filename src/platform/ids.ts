@@ -33,7 +33,8 @@ export type IdPrefix =
   | "pv"
   | "wh"
   | "evt"
-  | "att";
+  | "att"
+  | "msg";
 
 // Random bytes are drawn 4 KiB at a time: one syscall per ~400 ids instead of one per id,
 // which matters because every request gets an id.

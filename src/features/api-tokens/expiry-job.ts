@@ -1,6 +1,7 @@
 import type { Db } from "../../platform/db/index.js";
 import type { Job } from "../../platform/jobs.js";
 import { raiseIssue } from "../issues/index.js";
+import { emitNotification } from "../notifications/index.js";
 
 const DAY_MS = 86_400_000;
 const WARN_DAYS = 7;
@@ -40,8 +41,8 @@ export function apiTokenExpiryJob(db: Db): Job {
           severity === "critical"
             ? `API key '${row.name}' expired on ${day} and no longer works`
             : `API key '${row.name}' expires on ${day}`;
-        const { change } = await db.transaction((tx) =>
-          raiseIssue(
+        const { change } = await db.transaction(async (tx) => {
+          const raised = await raiseIssue(
             tx,
             {
               tenantId: row.tenant_id,
@@ -56,8 +57,19 @@ export function apiTokenExpiryJob(db: Db): Job {
               },
             },
             now,
-          ),
-        );
+          );
+          // Operational events: the warning when the issue opens, the expiry when it turns critical.
+          const token = { id: row.id, name: row.name, expirationDate: expiresAt.toISOString() };
+          const turned = raised.change === "opened" || raised.change === "escalated";
+          const event =
+            severity === "critical" && turned
+              ? "api_token.expired"
+              : raised.change === "opened"
+                ? "api_token.expiring"
+                : null;
+          if (event) await emitNotification(tx, row.tenant_id, event, token, now);
+          return raised;
+        });
         if (change === "opened") summary.opened += 1;
         else if (change === "escalated") summary.escalated += 1;
         else summary.unchanged += 1;

@@ -2,6 +2,7 @@ import type { Queryable } from "../../platform/db/index.js";
 import { selectPage } from "../../platform/db/paging.js";
 import { newId } from "../../platform/ids.js";
 import { queueMail } from "../../platform/mail.js";
+import { emitNotification } from "../notifications/index.js";
 
 export const ISSUE_KINDS = [
   "api_token_expiring",
@@ -73,7 +74,7 @@ export interface RaiseIssue {
   details: Record<string, unknown>;
 }
 
-/** What a raise or close did: the transitions that mail (and, later, operational events) follow. */
+/** What a raise or close did: the transitions that mail and operational events follow. */
 export type IssueChange = "opened" | "escalated" | "updated" | "closed" | "none";
 
 async function tenantAdmins(db: Queryable, tenantId: string): Promise<string[]> {
@@ -167,6 +168,7 @@ export async function raiseIssue(
   if (!row) throw new Error("issue row vanished");
   const issue = toIssue(row);
   await mailChange(db, issue, input.tenantId, change, now);
+  if (change === "opened") await emitNotification(db, input.tenantId, "issue.opened", { ...issue }, now);
   return { issue, change };
 }
 
@@ -186,6 +188,7 @@ export async function closeIssue(
   if (!row) return { issue: null, change: "none" };
   const issue = toIssue(row);
   await mailChange(db, issue, key.tenantId, "closed", now);
+  await emitNotification(db, key.tenantId, "issue.closed", { ...issue }, now);
   return { issue, change: "closed" };
 }
 

@@ -1,0 +1,1 @@
+export { emitNotification } from "./events.js";
