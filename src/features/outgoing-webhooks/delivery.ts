@@ -1,10 +1,11 @@
 import { randomUUID } from "node:crypto";
 import type { Db, Queryable } from "../../platform/db/index.js";
 import { newId } from "../../platform/ids.js";
+import { type AddressPolicy, type SendResult, send } from "../../platform/webhook-sender.js";
 import { closeIssue, raiseIssue } from "../issues/index.js";
 import { render } from "./placeholders.js";
-import { type AddressPolicy, type SendResult, send } from "../../platform/webhook-sender.js";
 import { placeholderValues, postPayload, type Snapshot } from "./snapshot.js";
+import { trackHealth } from "./suspension.js";
 
 /** Spec part 8: up to 10 attempts, for up to 10 days. */
 export const MAX_ATTEMPTS = 10;
@@ -16,17 +17,22 @@ export interface DeliverySettings {
   policy: AddressPolicy;
 }
 
-interface ClaimedEvent {
+/** A claimed event with its webhook as it stands now (the attempt renders the current URL). */
+export interface ClaimedEvent {
   id: string;
   tenant_id: string;
   webhook_id: string;
   conversion_type: string;
   snapshot: Snapshot;
+  status: "Queued" | "Retrying" | "Held";
   attempts: number;
+  simulated: boolean;
+  counted: boolean;
   created_at: Date;
+  webhook: WebhookNow;
 }
 
-interface WebhookNow {
+export interface WebhookNow {
   name: string;
   url: string;
   method: "GET" | "POST";
@@ -36,7 +42,8 @@ interface WebhookNow {
 
 /**
  * Claims up to `limit` due events with a lease. SKIP LOCKED lets several workers claim side by
- * side; an event whose lease ran out (its worker died) is due again.
+ * side; an event whose lease ran out (its worker died) is due again. Held events fall due when
+ * the allowance is checked again.
  */
 export async function claimDue(
   db: Db,
@@ -48,16 +55,45 @@ export async function claimDue(
   const events = await db.query<ClaimedEvent>(
     `update webhook_events e set lease_until = $2, lease_token = $3
        from (select id from webhook_events
-              where status in ('Queued', 'Retrying') and next_attempt_at <= $1
+              where status in ('Queued', 'Retrying', 'Held') and next_attempt_at <= $1
                 and (lease_until is null or lease_until < $1)
               order by next_attempt_at, id
               limit $4
-              for update skip locked) due
-      where e.id = due.id
-      returning e.id, e.tenant_id, e.webhook_id, e.conversion_type, e.snapshot, e.attempts, e.created_at`,
+              for update skip locked) due, outgoing_webhooks w
+      where e.id = due.id and w.id = e.webhook_id
+      returning e.id, e.tenant_id, e.webhook_id, e.conversion_type, e.snapshot, e.status, e.attempts, e.simulated,
+                e.counted, e.created_at,
+                json_build_object('name', w.name, 'url', w.url, 'method', w.method, 'status', w.status,
+                                  'event_names', w.event_names) as webhook`,
     [now, new Date(now.getTime() + leaseMs), token, limit],
   );
   return { token, events };
+}
+
+/** Gives events back unsent, with a new status and due time, if this worker still holds them. */
+export async function release(
+  db: Queryable,
+  ids: string[],
+  token: string,
+  status: "Paused" | "Held",
+  nextAttemptAt: Date | null,
+): Promise<void> {
+  if (ids.length === 0) return;
+  await db.query(
+    `update webhook_events set status = $3, next_attempt_at = $4, lease_until = null, lease_token = null
+      where id = any($1::text[]) and lease_token = $2`,
+    [ids, token, status, nextAttemptAt],
+  );
+}
+
+/** The URL and body one attempt sends: the webhook's current template and custom event name. */
+export function requestOf(event: ClaimedEvent): { url: string; body: string | null } {
+  const { webhook, snapshot } = event;
+  const eventName = webhook.event_names[event.conversion_type] ?? snapshot.eventName;
+  return {
+    url: render(webhook.url, placeholderValues(snapshot, eventName)),
+    body: webhook.method === "POST" ? JSON.stringify(postPayload(snapshot, eventName)) : null,
+  };
 }
 
 /** When a failed attempt is tried again: about one interval later (±10%), never past 10 days or 10 attempts. */
@@ -113,23 +149,9 @@ export async function deliver(
   token: string,
   settings: DeliverySettings,
   now: () => Date,
-): Promise<"delivered" | "failed" | "paused" | "stale" | "gone"> {
-  const [webhook] = await db.query<WebhookNow>(
-    "select name, url, method, status, event_names from outgoing_webhooks where id = $1",
-    [event.webhook_id],
-  );
-  if (!webhook) return "gone";
-  if (webhook.status !== "Enabled") {
-    // Sent once the caller enables the webhook again.
-    await db.query(
-      "update webhook_events set status = 'Paused', lease_until = null, lease_token = null where id = $1 and lease_token = $2",
-      [event.id, token],
-    );
-    return "paused";
-  }
-  const eventName = webhook.event_names[event.conversion_type] ?? event.snapshot.eventName;
-  const url = render(webhook.url, placeholderValues(event.snapshot, eventName));
-  const body = webhook.method === "POST" ? JSON.stringify(postPayload(event.snapshot, eventName)) : null;
+): Promise<"delivered" | "failed" | "stale"> {
+  const { webhook } = event;
+  const { url, body } = requestOf(event);
   const at = now();
   const result = await send(url, webhook.method, body, { timeoutMs: settings.timeoutMs, policy: settings.policy });
   const finished = now();
@@ -137,25 +159,7 @@ export async function deliver(
   const next = result.ok ? null : nextAttempt(event, attempt, finished, settings.retryIntervalMs);
   const status = result.ok ? "Delivered" : next === null ? "Failed" : "Retrying";
   return db.transaction(async (tx) => {
-    await tx.query(
-      `insert into webhook_attempts (id, event_id, tenant_id, attempt, at, url_template, method, request, response,
-         duration_ms, error_type, error)
-       values ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12)`,
-      [
-        newId("att"),
-        event.id,
-        event.tenant_id,
-        attempt,
-        at,
-        webhook.url,
-        webhook.method,
-        JSON.stringify({ headers: body === null ? {} : { "content-type": "application/json" }, body }),
-        result.response === null ? null : JSON.stringify(result.response),
-        result.durationMs,
-        result.errorType,
-        result.error,
-      ],
-    );
+    await logAttempt(tx, event, attempt, at, body, result);
     const updated = await tx.query(
       `update webhook_events set status = $3, attempts = $4, last_attempt_at = $5, next_attempt_at = $6,
               lease_until = null, lease_token = null
@@ -164,6 +168,37 @@ export async function deliver(
     );
     if (updated.length === 0) return "stale";
     await trackFailure(tx, event, webhook, result, finished);
+    await trackHealth(tx, event, result.ok, finished);
     return result.ok ? "delivered" : "failed";
   });
+}
+
+/** Writes one attempt of the delivery log: the URL template, never the resolved URL. */
+export async function logAttempt(
+  tx: Queryable,
+  event: ClaimedEvent,
+  attempt: number,
+  at: Date,
+  body: string | null,
+  result: SendResult,
+): Promise<void> {
+  await tx.query(
+    `insert into webhook_attempts (id, event_id, tenant_id, attempt, at, url_template, method, request, response,
+       duration_ms, error_type, error)
+     values ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12)`,
+    [
+      newId("att"),
+      event.id,
+      event.tenant_id,
+      attempt,
+      at,
+      event.webhook.url,
+      event.webhook.method,
+      JSON.stringify({ headers: body === null ? {} : { "content-type": "application/json" }, body }),
+      result.response === null ? null : JSON.stringify(result.response),
+      result.durationMs,
+      result.errorType,
+      result.error,
+    ],
+  );
 }

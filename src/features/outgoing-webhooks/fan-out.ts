@@ -1,21 +1,45 @@
 import type { Db, Queryable } from "../../platform/db/index.js";
 import { newId } from "../../platform/ids.js";
 import { COMMISSION_TYPES, type ConversionRecord, type ConversionType } from "../tracking/index.js";
-import { snapshotOf } from "./snapshot.js";
+import { type Snapshot, snapshotOf } from "./snapshot.js";
 
 /** Channel on which workers hear that new delivery events are due. */
 const CHANNEL = "webhook_events";
 
-interface Candidate {
+export interface Candidate {
   id: string;
+  tenant_id: string;
+  traffic_source_id: string | null;
   status: "Enabled" | "Suspended";
   conversion_types: string[];
   attribution_sources: string[];
   click_webhooks: boolean | null;
 }
 
-/** Whether a webhook fires for a conversion: its type and attribution filters (spec 6). */
-function matches(webhook: Candidate, type: ConversionType, source: string): boolean {
+/** The webhooks of these tenants that could fire (not Disabled), oldest first. */
+export function candidates(tx: Queryable, tenantIds: string[], clickWebhooksOnly = false): Promise<Candidate[]> {
+  return tx.query<Candidate>(
+    `select w.id, w.tenant_id, w.traffic_source_id, w.status, w.conversion_types, w.attribution_sources,
+            (t.entitlements ->> 'clickWebhooks')::boolean as click_webhooks
+       from outgoing_webhooks w join tenants t on t.id = w.tenant_id
+      where w.tenant_id = any($1::text[]) and w.status <> 'Disabled'
+        and (not $2 or coalesce((t.entitlements ->> 'clickWebhooks')::boolean, false))
+      order by w.created_at, w.id`,
+    [tenantIds, clickWebhooksOnly],
+  );
+}
+
+/**
+ * Whether a webhook fires for a conversion (spec 6): affiliate-level ones for every conversion,
+ * source-level ones for their source; then its type and attribution filters.
+ */
+export function fires(
+  webhook: Candidate,
+  type: ConversionType,
+  trafficSourceId: number | null,
+  source: string,
+): boolean {
+  if (webhook.traffic_source_id !== null && Number(webhook.traffic_source_id) !== trafficSourceId) return false;
   // Commissions are calculated and never fire; Click only where the tenant turned click webhooks on.
   if (COMMISSION_TYPES.has(type)) return false;
   if (type === "Click" && webhook.click_webhooks !== true) return false;
@@ -23,10 +47,44 @@ function matches(webhook: Candidate, type: ConversionType, source: string): bool
   return webhook.attribution_sources.length === 0 || webhook.attribution_sources.includes(source);
 }
 
+/** One delivery event to write: the webhook, and the conversion (or click) it carries. */
+export interface NewEvent {
+  tenantId: string;
+  webhook: Candidate;
+  conversionId: string | null;
+  clickId: string | null;
+  type: string;
+  snapshot: Snapshot;
+}
+
+/** Writes delivery events in one statement (Suspended webhooks get Paused ones) and wakes the workers. */
+export async function insertEvents(tx: Queryable, events: NewEvent[], now: Date): Promise<void> {
+  if (events.length === 0) return;
+  await tx.query(
+    `insert into webhook_events (id, tenant_id, webhook_id, conversion_id, click_id, conversion_type, snapshot, status,
+       next_attempt_at, created_at)
+     select e.id, e.tenant_id, e.webhook_id, e.conversion_id, e.click_id, e.type, e.snapshot::jsonb, e.status, $1, $1
+       from unnest($2::text[], $3::text[], $4::text[], $5::text[], $6::text[], $7::text[], $8::text[], $9::text[])
+            as e (id, tenant_id, webhook_id, conversion_id, click_id, type, snapshot, status)`,
+    [
+      now,
+      events.map(() => newId("evt")),
+      events.map((e) => e.tenantId),
+      events.map((e) => e.webhook.id),
+      events.map((e) => e.conversionId),
+      events.map((e) => e.clickId),
+      events.map((e) => e.type),
+      events.map((e) => JSON.stringify(e.snapshot)),
+      events.map((e) => (e.webhook.status === "Enabled" ? "Queued" : "Paused")),
+    ],
+  );
+  for (const tenantId of new Set(events.map((e) => e.tenantId))) await announceEvents(tx, tenantId);
+}
+
 /**
  * Writes one delivery event per matching webhook, in the transaction that records the
- * conversion: affiliate-level webhooks for every conversion, source-level ones for their source
- * (both when both match). Disabled webhooks create nothing; Suspended ones create Paused events.
+ * conversion (both affiliate-level and source-level when both match). Disabled webhooks create
+ * nothing; Suspended ones create Paused events.
  */
 export async function fanOut(
   tx: Queryable,
@@ -35,36 +93,23 @@ export async function fanOut(
   now: Date,
 ): Promise<number> {
   if (COMMISSION_TYPES.has(conversion.type)) return 0;
-  const candidates = await tx.query<Candidate>(
-    `select w.id, w.status, w.conversion_types, w.attribution_sources,
-            (t.entitlements ->> 'clickWebhooks')::boolean as click_webhooks
-       from outgoing_webhooks w join tenants t on t.id = w.tenant_id
-      where w.tenant_id = $1 and w.status <> 'Disabled'
-        and (w.traffic_source_id is null or w.traffic_source_id = $2)
-      order by w.created_at, w.id`,
-    [tenantId, conversion.trafficSourceId],
+  const firing = (await candidates(tx, [tenantId])).filter((w) =>
+    fires(w, conversion.type, conversion.trafficSourceId, conversion.attributionSource),
   );
-  const firing = candidates.filter((w) => matches(w, conversion.type, conversion.attributionSource));
   if (firing.length === 0) return 0;
-  const snapshot = JSON.stringify(await snapshotOf(tx, tenantId, conversion));
-  await tx.query(
-    `insert into webhook_events (id, tenant_id, webhook_id, conversion_id, click_id, conversion_type, snapshot, status,
-       next_attempt_at, created_at)
-     select e.id, $1, e.webhook_id, $2, $3, $4, $5::jsonb, e.status, $6, $6
-       from unnest($7::text[], $8::text[], $9::text[]) as e (id, webhook_id, status)`,
-    [
+  const snapshot = await snapshotOf(tx, tenantId, conversion);
+  await insertEvents(
+    tx,
+    firing.map((webhook) => ({
       tenantId,
-      conversion.id,
-      conversion.clickId,
-      conversion.type,
+      webhook,
+      conversionId: conversion.id,
+      clickId: conversion.clickId,
+      type: conversion.type,
       snapshot,
-      now,
-      firing.map(() => newId("evt")),
-      firing.map((w) => w.id),
-      firing.map((w) => (w.status === "Enabled" ? "Queued" : "Paused")),
-    ],
+    })),
+    now,
   );
-  await announceEvents(tx, tenantId);
   return firing.length;
 }
 

@@ -2,18 +2,23 @@ import type { FastifyBaseLogger } from "fastify";
 import type { Config } from "../../config.js";
 import type { Clock } from "../../platform/clock.js";
 import type { Db } from "../../platform/db/index.js";
-import type { ConversionHook } from "../tracking/index.js";
-import { fanOut } from "./fan-out.js";
 import { AddressPolicy } from "../../platform/webhook-sender.js";
+import type { ClickHook, ConversionHook } from "../tracking/index.js";
+import { clickFanOut } from "./click-fan-out.js";
+import { fanOut } from "./fan-out.js";
 import { DeliveryWorker } from "./worker.js";
 
 export { webhookEventRoutes } from "./event-routes.js";
+export { recheckHeldEvents } from "./metering.js";
 export { webhookSettingsRoutes } from "./routes.js";
 export type { DeliveryWorker } from "./worker.js";
 
 /** The conversion hook that writes delivery events in the conversion's transaction. */
 export const webhookFanOut: ConversionHook = (tx, tenantId, conversion, now) =>
   fanOut(tx, tenantId, conversion, now).then(() => undefined);
+
+/** The click hook that writes Click postbacks in the click batch's transaction. */
+export const webhookClickFanOut: ClickHook = clickFanOut;
 
 export function deliveryWorker(deps: { db: Db; clock: Clock; log: FastifyBaseLogger; config: Config }): DeliveryWorker {
   return new DeliveryWorker({

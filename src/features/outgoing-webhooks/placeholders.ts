@@ -202,21 +202,43 @@ export function validateTemplate(template: string): string {
     if (token.problem === "unknown") throw new PlaceholderError(`Unknown placeholder '${token.text}'`, token.text);
   }
   // Checked as a live postback would render it: simulate-only names empty, so a URL that needs
-  // one of them to be a web address is refused. Written out in full (scheme, //, host): the
-  // URL parser's leniency (`http:x`, `https:///x`, backslashes) is not accepted.
+  // one of them to be a web address is refused.
   const live = render(template, LIVE_SAMPLE_VALUES);
-  const refused = () =>
-    new PlaceholderError(`URL does not resolve to an absolute http or https address: '${live}'`, null);
-  const scheme = /^([a-z][a-z0-9+.-]*):/i.exec(live)?.[1]?.toLowerCase();
-  if (scheme !== undefined && scheme !== "http" && scheme !== "https") {
-    throw new PlaceholderError(`URL must be http or https, not ${scheme}`, null);
-  }
-  if (!/^https?:\/\/[^/\\?#\s]+/i.test(live)) throw refused();
-  try {
-    new URL(live);
-  } catch {
-    throw refused();
-  }
+  const problem = webAddressProblem(live);
+  if (problem !== null) throw new PlaceholderError(problem, null);
   // The sample shown to the caller fills the simulate-only names too.
   return render(template, SAMPLE_VALUES);
+}
+
+/**
+ * Why a rendered URL is not an absolute http or https address, or null when it is. Written out
+ * in full (scheme, //, host): the URL parser's leniency (`http:x`, `https:///x`, backslashes)
+ * is not accepted.
+ */
+export function webAddressProblem(url: string): string | null {
+  const scheme = /^([a-z][a-z0-9+.-]*):/i.exec(url)?.[1]?.toLowerCase();
+  if (scheme !== undefined && scheme !== "http" && scheme !== "https")
+    return `URL must be http or https, not ${scheme}`;
+  const refused = `URL does not resolve to an absolute http or https address: '${url}'`;
+  if (!/^https?:\/\/[^/\\?#\s]+/i.test(url)) return refused;
+  try {
+    new URL(url);
+  } catch {
+    return refused;
+  }
+  return null;
+}
+
+/**
+ * What stands in the way of sending a rendered template that was saved before save-time
+ * validation: a reason postbacks must stop, or the placeholders that render blank.
+ */
+export function sendTimeProblems(template: string, rendered: string): { stop: string | null; blank: string[] } {
+  const leftover = /\$\{|\{\{|\}\}/.exec(template.replace(TOKEN, ""));
+  if (leftover) return { stop: `A placeholder near '${leftover[0]}' is not closed or is nested`, blank: [] };
+  const found = tokens(template);
+  const notPlain = found.find((t) => t.problem === "not_plain");
+  if (notPlain) return { stop: `Placeholder '${notPlain.text}' is not a plain name`, blank: [] };
+  const stop = webAddressProblem(rendered);
+  return { stop, blank: stop === null ? found.filter((t) => t.problem === "unknown").map((t) => t.text) : [] };
 }

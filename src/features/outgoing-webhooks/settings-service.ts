@@ -4,6 +4,7 @@ import { containsPattern } from "../../platform/db/search.js";
 import { ApiError } from "../../platform/http/errors.js";
 import { newId } from "../../platform/ids.js";
 import { type Actor, recordAudit } from "../audit/index.js";
+import { closeIssue } from "../issues/index.js";
 import { COMMISSION_TYPES, type ConversionType, isConversionType } from "../tracking/index.js";
 import { announceEvents } from "./fan-out.js";
 import { PlaceholderError, validateTemplate } from "./placeholders.js";
@@ -245,8 +246,10 @@ export async function updateWebhook(
   if (input.attributionSources !== undefined) set("attribution_sources", input.attributionSources);
   if (input.status !== undefined) {
     set("status", input.status);
-    // The caller's choice replaces whatever reason the service gave for a suspension.
+    // The caller's choice replaces whatever reason the service gave for a suspension, and
+    // the five days of failures that suspend a webhook count again from here.
     set("status_reason", null);
+    set("failing_since", null);
   }
   const [row] = await db.query<WebhookRow>(
     `update outgoing_webhooks set ${sets.join(", ")} where tenant_id = $1 and id = $2 returning *`,
@@ -262,6 +265,15 @@ export async function updateWebhook(
       [change.tenantId, id, change.at],
     );
     await announceEvents(db, change.tenantId);
+  }
+  if (input.url !== undefined && input.url.trim() !== existing.url) {
+    // A URL saved now has passed validation: the old one's problem is gone.
+    await closeIssue(
+      db,
+      { tenantId: change.tenantId, kind: "webhook_url_invalid", subject: { type: "outgoing_webhook", id } },
+      "The URL was changed",
+      change.at,
+    );
   }
   await audit(db, change, "updated", id, { fields: Object.keys(input) });
   return webhook;

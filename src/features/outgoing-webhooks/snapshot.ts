@@ -9,7 +9,8 @@ interface Named {
 
 /** A conversion as its postbacks see it, fixed in the delivery event when the conversion is recorded. */
 export interface Snapshot {
-  conversionId: string;
+  /** Null for a Click postback, which carries a click and no conversion. */
+  conversionId: string | null;
   conversionType: string;
   eventName: string;
   eventValue: number;

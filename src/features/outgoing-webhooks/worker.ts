@@ -3,6 +3,8 @@ import type { Clock } from "../../platform/clock.js";
 import type { Db } from "../../platform/db/index.js";
 import { claimDue, type DeliverySettings, deliver } from "./delivery.js";
 import { listenForEvents } from "./fan-out.js";
+import { admit } from "./metering.js";
+import { screen } from "./url-screen.js";
 
 // New events wake the worker at once (NOTIFY); this only bounds how late a retry that fell due
 // is picked up.
@@ -30,8 +32,11 @@ export class DeliveryWorker {
   async tick(): Promise<number> {
     const { db, clock, settings } = this.deps;
     const { token, events } = await claimDue(db, clock.now(), BATCH, this.leaseMs);
+    if (events.length === 0) return 0;
+    const sendable = await screen(db, events, token, clock.now());
+    const admitted = await admit(db, sendable, token, clock.now());
     await Promise.all(
-      events.map((event) =>
+      admitted.map((event) =>
         deliver(db, event, token, settings, () => clock.now()).catch((error: unknown) => {
           // The lease runs out and another attempt follows: an error here loses nothing.
           this.deps.log.error({ err: error, eventId: event.id }, "delivering a webhook event failed");

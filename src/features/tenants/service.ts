@@ -6,6 +6,7 @@ import { ApiError } from "../../platform/http/errors.js";
 import { newId } from "../../platform/ids.js";
 import { type Actor, recordAudit } from "../audit/index.js";
 import { isPermission, type TenantEntitlements } from "../auth/index.js";
+import { recheckHeldEvents } from "../outgoing-webhooks/index.js";
 
 export interface Tenant {
   id: string;
@@ -166,6 +167,9 @@ export async function updateTenant(
     ],
   );
   if (!row) throw ApiError.notFound("Tenant", id);
+  if (input.webhookAllowance !== undefined && input.webhookAllowance !== current.webhookAllowance) {
+    await recheckHeldEvents(db, id, at);
+  }
   await recordAudit(db, {
     tenantId: id,
     actor,

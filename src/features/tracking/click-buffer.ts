@@ -1,6 +1,6 @@
 import type { FastifyBaseLogger } from "fastify";
 import type { Clock } from "../../platform/clock.js";
-import type { Db } from "../../platform/db/index.js";
+import type { Db, Queryable } from "../../platform/db/index.js";
 import type { Click } from "./click-writer.js";
 import { writeClicks } from "./click-writer.js";
 
@@ -9,6 +9,9 @@ function isDataError(error: unknown): boolean {
   const code = (error as { code?: unknown }).code;
   return typeof code === "string" && (code.startsWith("22") || code.startsWith("23"));
 }
+
+/** Called for every written batch inside the transaction that writes it. */
+export type ClickHook = (tx: Queryable, clicks: Click[], now: Date) => Promise<void>;
 
 export interface ClickBufferOptions {
   /** How often buffered clicks are written. */
@@ -42,6 +45,7 @@ export class ClickBuffer {
     private readonly clock: Clock,
     private readonly log: FastifyBaseLogger,
     options: ClickBufferOptions = {},
+    private readonly hooks: readonly ClickHook[] = [],
   ) {
     this.intervalMs = options.intervalMs ?? 200;
     this.batchSize = options.batchSize ?? 2000;
@@ -106,7 +110,13 @@ export class ClickBuffer {
 
   private async write(batch: Click[]): Promise<void> {
     const now = this.clock.now();
-    await writeClicks(this.db, batch, now);
+    if (this.hooks.length === 0) await writeClicks(this.db, batch, now);
+    else {
+      await this.db.transaction(async (tx) => {
+        await writeClicks(tx, batch, now);
+        for (const hook of this.hooks) await hook(tx, batch, now);
+      });
+    }
     this.written += batch.length;
   }
 

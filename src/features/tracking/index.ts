@@ -1,4 +1,4 @@
-export type { ClickBufferOptions } from "./click-buffer.js";
+export type { ClickBufferOptions, ClickHook } from "./click-buffer.js";
 export type { Click } from "./click-writer.js";
 export { writeClicks } from "./click-writer.js";
 export { type ConversionInput, readConversion } from "./conversion-input.js";
@@ -6,6 +6,7 @@ export { conversionRoutes } from "./conversion-routes.js";
 export { type ConversionHook, type ConversionRecord, recordConversions } from "./conversion-service.js";
 export {
   ATTRIBUTION_SOURCES,
+  attributionSourceOf,
   COMMISSION_TYPES,
   CONVERSION_TYPES,
   type ConversionType,

@@ -3,7 +3,7 @@ import type { Clock } from "../../platform/clock.js";
 import type { Db } from "../../platform/db/index.js";
 import { idTime } from "../../platform/ids.js";
 import { TrackingCache } from "./cache.js";
-import { ClickBuffer, type ClickBufferOptions } from "./click-buffer.js";
+import { ClickBuffer, type ClickBufferOptions, type ClickHook } from "./click-buffer.js";
 import type { ValidConversion } from "./conversion-input.js";
 import { type ConversionHook, type RecordedConversion, recordConversions } from "./conversion-service.js";
 
@@ -18,6 +18,8 @@ export class Tracking {
   readonly clicks: ClickBuffer;
   /** Run for every new conversion in its transaction; the outgoing-webhooks feature adds its outbox here. */
   readonly conversionHooks: ConversionHook[] = [];
+  /** Run for every written batch of clicks in its transaction; click postbacks start here. */
+  readonly clickHooks: ClickHook[] = [];
 
   constructor(
     private readonly db: Db,
@@ -26,7 +28,7 @@ export class Tracking {
     options: ClickBufferOptions = {},
   ) {
     this.cache = new TrackingCache(db);
-    this.clicks = new ClickBuffer(db, clock, log, options);
+    this.clicks = new ClickBuffer(db, clock, log, options, this.clickHooks);
   }
 
   async start(): Promise<void> {
