@@ -26,8 +26,10 @@ import {
 } from "./features/health/index.js";
 import { issueRoutes } from "./features/issues/index.js";
 import { mcpRoutes } from "./features/mcp/index.js";
+import { notificationRoutes, notifications } from "./features/notifications/index.js";
 import {
   deliveryWorker,
+  webhookClickFanOut,
   webhookEventRoutes,
   webhookFanOut,
   webhookSettingsRoutes,
@@ -119,9 +121,11 @@ export async function buildApp(options: AppOptions): Promise<{ app: FastifyInsta
     build: loadBuildInfo(config.build, new Date()),
     tracking: new Tracking(db, clock, app.log, options.clicks),
     delivery: deliveryWorker({ db, clock, log: app.log, config }),
+    notifications: notifications({ db, clock, log: app.log, config, serviceSecret: options.jwtSecret }),
   };
   // Every conversion writes its delivery events in its own transaction.
   ctx.tracking.conversionHooks.push(webhookFanOut);
+  ctx.tracking.clickHooks.push(webhookClickFanOut);
 
   // Revocations from any node reach this node's key cache; buffered writes land before close.
   const stopListening = await listenForRevocations(db, ctx.apiKeys);
@@ -135,6 +139,7 @@ export async function buildApp(options: AppOptions): Promise<{ app: FastifyInsta
     // Buffered clicks are written before the database goes: a graceful stop loses none.
     await ctx.tracking.stop();
     await ctx.delivery.stop();
+    await ctx.notifications.worker.stop();
     await ctx.usage.close();
     await ctx.lastUsed.stop().catch(() => undefined);
   });
@@ -183,6 +188,7 @@ export async function buildApp(options: AppOptions): Promise<{ app: FastifyInsta
         await v1.register(reportRoutes(ctx));
         await v1.register(webhookSettingsRoutes(ctx));
         await v1.register(webhookEventRoutes(ctx));
+        await v1.register(notificationRoutes(ctx));
       },
       { prefix: "/api/v1" },
     );

@@ -109,6 +109,7 @@ export function parseDurationList(name: string, raw: string): number[] {
     for (const [, amount, unit] of part.matchAll(DURATION_PART)) {
       seconds += Number(amount) * (unit === "h" ? 3600 : unit === "m" ? 60 : 1);
     }
+    if (seconds === 0) throw new ConfigError(name, `has a zero duration '${part}' (each wait must be above zero)`);
     return seconds;
   });
 }

@@ -1,5 +1,6 @@
 import type { Config } from "./config.js";
 import type { ApiKeyVerifier, JwtSigner, LastUsedRecorder } from "./features/auth/index.js";
+import type { Notifications } from "./features/notifications/index.js";
 import type { DeliveryWorker } from "./features/outgoing-webhooks/index.js";
 import type { Tracking } from "./features/tracking/index.js";
 import type { UsageMeter } from "./features/usage/index.js";
@@ -30,4 +31,6 @@ export interface AppContext {
   tracking: Tracking;
   /** Outgoing webhook delivery (started by the worker role). */
   delivery: DeliveryWorker;
+  /** Operational webhooks: secrets, URL policy and their delivery loop (started by the worker role). */
+  notifications: Notifications;
 }

@@ -27,6 +27,7 @@ async function main(): Promise<void> {
   if (roles.includes("worker")) {
     ctx.mail.start();
     await ctx.delivery.start();
+    await ctx.notifications.worker.start();
   }
 
   if (roles.includes("api")) await app.listen({ port: config.port, host: config.host });
@@ -82,6 +83,7 @@ async function main(): Promise<void> {
       await scheduler?.stop();
       await ctx.mail.stop();
       await ctx.delivery.stop();
+      await ctx.notifications.worker.stop();
       await app.close();
       log.info("requests drained; closing the database");
       await heartbeat?.stop();

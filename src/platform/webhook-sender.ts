@@ -70,6 +70,14 @@ export class AddressPolicy {
     }
   }
 
+  /** True when `host` itself (a name, or an address within an allowed CIDR) is on the allow-list. */
+  exempts(host: string): boolean {
+    const bare = host.replace(/^\[|\]$/g, "").toLowerCase();
+    if (this.hosts.has(bare)) return true;
+    const family = isIP(bare);
+    return family !== 0 && this.allowed.check(bare, family === 4 ? "ipv4" : "ipv6");
+  }
+
   /** True when connecting to `address` for `host` must be refused. */
   blocks(host: string, address: string): boolean {
     if (this.hosts.has(host.toLowerCase())) return false;
@@ -109,6 +117,40 @@ async function readBody(body: AsyncIterable<Buffer | Uint8Array>): Promise<strin
     size += chunk.length;
   }
   return storable(Buffer.concat(chunks).subarray(0, MAX_BODY_BYTES).toString("utf8"));
+}
+
+const MAX_AGENTS = 256;
+const agents = new Map<string, Agent>();
+
+/**
+ * A connection pool pinned to one checked address: every connection it opens goes to that
+ * address whatever the URL's host name says, so keeping connections alive between sends never
+ * bypasses the address check. The least recently used pools are closed past MAX_AGENTS.
+ */
+function agentFor(address: string, family: number, timeoutMs: number): Agent {
+  const key = `${address} ${timeoutMs}`;
+  const known = agents.get(key);
+  if (known) {
+    agents.delete(key);
+    agents.set(key, known);
+    return known;
+  }
+  const agent = new Agent({
+    connect: {
+      lookup: (_hostname, _options, callback) => callback(null, address, family),
+      timeout: timeoutMs,
+    },
+    headersTimeout: timeoutMs,
+    bodyTimeout: timeoutMs,
+    keepAliveTimeout: 4_000,
+  });
+  agents.set(key, agent);
+  for (const [oldKey, old] of agents) {
+    if (agents.size <= MAX_AGENTS) break;
+    agents.delete(oldKey);
+    void old.close().catch(() => undefined);
+  }
+  return agent;
 }
 
 /**
@@ -169,14 +211,7 @@ export async function send(
       error: `${address} is a private or reserved address`,
     });
   }
-  const dispatcher = new Agent({
-    connect: {
-      lookup: (_hostname, _options, callback) => callback(null, address, family),
-      timeout: options.timeoutMs,
-    },
-    headersTimeout: options.timeoutMs,
-    bodyTimeout: options.timeoutMs,
-  });
+  const dispatcher = agentFor(address, family, options.timeoutMs);
   try {
     const answer = await request(url, {
       method,
@@ -199,7 +234,5 @@ export async function send(
     });
   } catch (error) {
     return done({ ok: false, response: null, ...classify(error) });
-  } finally {
-    await dispatcher.close().catch(() => undefined);
   }
 }

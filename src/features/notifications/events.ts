@@ -1,4 +1,4 @@
-import type { Queryable } from "../../platform/db/index.js";
+import type { Db, Queryable } from "../../platform/db/index.js";
 import { newId } from "../../platform/ids.js";
 
 /** Operational event types (API.md "Operational webhooks"). */
@@ -42,4 +42,9 @@ export async function emitNotification(
     [tenantId, type, body, now, webhooks.map(() => newId("msg")), webhooks.map((w) => w.id)],
   );
   await tx.query("select pg_notify($1, $2)", [CHANNEL, tenantId]);
+}
+
+/** Calls `onMessages` whenever any node writes new messages. */
+export function listenForMessages(db: Db, onMessages: () => void): Promise<() => Promise<void>> {
+  return db.listen(CHANNEL, onMessages);
 }

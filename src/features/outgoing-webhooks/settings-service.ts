@@ -5,6 +5,7 @@ import { ApiError } from "../../platform/http/errors.js";
 import { newId } from "../../platform/ids.js";
 import { type Actor, recordAudit } from "../audit/index.js";
 import { closeIssue } from "../issues/index.js";
+import { emitNotification } from "../notifications/index.js";
 import { COMMISSION_TYPES, type ConversionType, isConversionType } from "../tracking/index.js";
 import { announceEvents } from "./fan-out.js";
 import { PlaceholderError, validateTemplate } from "./placeholders.js";
@@ -265,6 +266,10 @@ export async function updateWebhook(
       [change.tenantId, id, change.at],
     );
     await announceEvents(db, change.tenantId);
+  }
+  if (webhook.status === "Enabled" && existing.status === "Suspended") {
+    const data = { id, name: webhook.name, status: webhook.status, statusReason: webhook.statusReason };
+    await emitNotification(db, change.tenantId, "outgoing_webhook.enabled", data, change.at);
   }
   if (input.url !== undefined && input.url.trim() !== existing.url) {
     // A URL saved now has passed validation: the old one's problem is gone.

@@ -1,0 +1,184 @@
+import type { FastifyPluginAsyncTypebox } from "@fastify/type-provider-typebox";
+import type { FastifyRequest } from "fastify";
+import { Type } from "typebox";
+import type { AppContext } from "../../context.js";
+import { Envelope, errorResponses, ok, PagedEnvelope, PageQuery, paged } from "../../platform/http/envelope.js";
+import { ApiError } from "../../platform/http/errors.js";
+import { actorOf } from "../audit/index.js";
+import { callerOf } from "../auth/index.js";
+import { listDeliveries } from "./history.js";
+import {
+  Delivery,
+  DeliveryQuery,
+  NewNotificationWebhook,
+  NotificationWebhook,
+  NotificationWebhookPatch,
+  NotificationWebhookWithSecret,
+  WebhookId,
+} from "./schemas.js";
+import {
+  createNotificationWebhook,
+  deleteNotificationWebhook,
+  getNotificationWebhook,
+  listNotificationWebhooks,
+  type RegistrationChange,
+  rotateSecret,
+  updateNotificationWebhook,
+} from "./service.js";
+
+const BASE = "/notifications/webhooks";
+const TAG = "Operational webhooks";
+const conflict = { 409: errorResponses[400] };
+
+/** Registration of operational webhooks and their delivery history (account-admin, as webhook settings). */
+export function notificationRoutes(ctx: AppContext): FastifyPluginAsyncTypebox {
+  const config = { permission: "account.admin" } as const;
+  const changeOf = (request: FastifyRequest): RegistrationChange => {
+    const caller = callerOf(request);
+    return {
+      tenantId: caller.tenantId,
+      actor: actorOf(caller),
+      at: ctx.clock.now(),
+      policy: ctx.notifications.policy,
+      box: ctx.notifications.box,
+    };
+  };
+
+  return async (app) => {
+    app.post(
+      BASE,
+      {
+        config,
+        schema: {
+          tags: [TAG],
+          summary: "Register a webhook for signed operational events; the answer shows its signing secret once",
+          body: NewNotificationWebhook,
+          response: { 201: Envelope(NotificationWebhookWithSecret), ...errorResponses, ...conflict },
+        },
+      },
+      async (request, reply) => {
+        const change = changeOf(request);
+        const webhook = await ctx.db.transaction((tx) => createNotificationWebhook(tx, request.body, change));
+        return reply.status(201).send(ok(webhook, "Created"));
+      },
+    );
+
+    app.get(
+      BASE,
+      {
+        config,
+        schema: {
+          tags: [TAG],
+          summary: "The tenant's operational webhooks, oldest first",
+          querystring: Type.Object(PageQuery.properties, { additionalProperties: false }),
+          response: { 200: PagedEnvelope(NotificationWebhook), ...errorResponses },
+        },
+      },
+      async (request) => {
+        const tenantId = callerOf(request).tenantId;
+        const { items, total } = await listNotificationWebhooks(ctx.db, tenantId, request.query, ctx.clock.now());
+        return paged(items, request.query, total);
+      },
+    );
+
+    app.get(
+      `${BASE}/:id`,
+      {
+        config,
+        schema: {
+          tags: [TAG],
+          summary: "One operational webhook (never its secret)",
+          params: WebhookId,
+          response: { 200: Envelope(NotificationWebhook), ...errorResponses },
+        },
+      },
+      async (request) => {
+        const tenantId = callerOf(request).tenantId;
+        const webhook = await getNotificationWebhook(ctx.db, tenantId, request.params.id, ctx.clock.now());
+        if (!webhook) throw ApiError.notFound("Webhook", request.params.id);
+        return ok(webhook);
+      },
+    );
+
+    app.patch(
+      `${BASE}/:id`,
+      {
+        config,
+        schema: {
+          tags: [TAG],
+          summary: "Change a webhook's URL, event filter or description",
+          params: WebhookId,
+          body: NotificationWebhookPatch,
+          response: { 200: Envelope(NotificationWebhook), ...errorResponses },
+        },
+      },
+      async (request) => {
+        const change = changeOf(request);
+        const webhook = await ctx.db.transaction((tx) =>
+          updateNotificationWebhook(tx, request.params.id, request.body, change),
+        );
+        if (!webhook) throw ApiError.notFound("Webhook", request.params.id);
+        return ok(webhook, "Updated");
+      },
+    );
+
+    app.delete(
+      `${BASE}/:id`,
+      {
+        config,
+        schema: {
+          tags: [TAG],
+          summary: "Delete a webhook with its delivery history; messages not yet sent are dropped",
+          params: WebhookId,
+          response: { 200: Envelope(Type.Object({ id: Type.String(), deleted: Type.Boolean() })), ...errorResponses },
+        },
+      },
+      async (request) => {
+        const change = changeOf(request);
+        const deleted = await ctx.db.transaction((tx) => deleteNotificationWebhook(tx, request.params.id, change));
+        if (!deleted) throw ApiError.notFound("Webhook", request.params.id);
+        return ok({ id: request.params.id, deleted }, "Deleted");
+      },
+    );
+
+    app.post(
+      `${BASE}/:id/rotate-secret`,
+      {
+        config,
+        schema: {
+          tags: [TAG],
+          summary: "Issue a new signing secret (shown once); the old one keeps signing alongside it for 24 hours",
+          params: WebhookId,
+          response: { 200: Envelope(NotificationWebhookWithSecret), ...errorResponses },
+        },
+      },
+      async (request) => {
+        const change = changeOf(request);
+        const webhook = await ctx.db.transaction((tx) => rotateSecret(tx, request.params.id, change));
+        if (!webhook) throw ApiError.notFound("Webhook", request.params.id);
+        return ok(webhook, "Secret rotated");
+      },
+    );
+
+    app.get(
+      `${BASE}/:id/deliveries`,
+      {
+        config,
+        schema: {
+          tags: [TAG],
+          summary: "Messages sent to the webhook, newest first, each with its attempts",
+          params: WebhookId,
+          querystring: DeliveryQuery,
+          response: { 200: PagedEnvelope(Delivery), ...errorResponses },
+        },
+      },
+      async (request) => {
+        const tenantId = callerOf(request).tenantId;
+        const webhook = await getNotificationWebhook(ctx.db, tenantId, request.params.id, ctx.clock.now());
+        if (!webhook) throw ApiError.notFound("Webhook", request.params.id);
+        const { items, total } = await listDeliveries(ctx.db, tenantId, webhook.id, request.query);
+        return paged(items, request.query, total);
+      },
+    );
+  };
+}
