@@ -5,7 +5,7 @@ import { type AddressPolicy, type SendResult, send } from "../../platform/webhoo
 import { closeIssue, raiseIssue } from "../issues/index.js";
 import { render } from "./placeholders.js";
 import { placeholderValues, postPayload, type Snapshot } from "./snapshot.js";
-import { trackHealth } from "./suspension.js";
+import { endFailingRuns, trackFailingRun } from "./suspension.js";
 
 /** Spec part 8: up to 10 attempts, for up to 10 days. */
 export const MAX_ATTEMPTS = 10;
@@ -104,45 +104,134 @@ function nextAttempt(event: ClaimedEvent, attempt: number, now: Date, intervalMs
 }
 
 /**
- * 'Outgoing Webhook Failed': one issue per webhook, opened (and mailed) on a failed attempt,
- * refreshed with the latest error type, closed by the webhook's next 2xx.
+ * 'Outgoing Webhook Failed': one issue per webhook, opened (and mailed) on a failed attempt and
+ * refreshed with the latest error type.
  */
-async function trackFailure(
-  tx: Queryable,
-  event: ClaimedEvent,
-  webhook: WebhookNow,
-  result: SendResult,
-  at: Date,
-): Promise<void> {
-  const subject = { type: "outgoing_webhook", id: event.webhook_id, name: webhook.name };
-  const key = { tenantId: event.tenant_id, kind: "outgoing_webhook_failed" as const, subject };
-  if (result.ok) {
-    await closeIssue(tx, key, `A postback was answered ${result.response?.status ?? "2xx"}`, at);
-    return;
-  }
+async function raiseFailure(tx: Queryable, outcome: Outcome): Promise<void> {
+  const { event, result, finished } = outcome;
   await raiseIssue(
     tx,
     {
-      ...key,
+      tenantId: event.tenant_id,
+      kind: "outgoing_webhook_failed",
+      subject: { type: "outgoing_webhook", id: event.webhook_id, name: event.webhook.name },
       severity: "error",
-      title: `Outgoing Webhook Failed: ${webhook.name}`,
+      title: `Outgoing Webhook Failed: ${event.webhook.name}`,
       details: {
         errorType: result.errorType,
         error: result.error,
         eventId: event.id,
-        attempt: event.attempts + 1,
-        lastFailedAt: at.toISOString(),
+        attempt: outcome.attempt,
+        lastFailedAt: finished.toISOString(),
       },
     },
-    at,
+    finished,
   );
 }
 
+/** Closes the failure issues of webhooks that were just answered 2xx, where one is open. */
+async function closeFailures(tx: Queryable, delivered: Outcome[]): Promise<void> {
+  if (delivered.length === 0) return;
+  const open = await tx.query<{ subject_id: string }>(
+    `select subject_id from account_issues
+      where kind = 'outgoing_webhook_failed' and status = 'open' and subject_type = 'outgoing_webhook'
+        and subject_id = any($1::text[])`,
+    [[...new Set(delivered.map((o) => o.event.webhook_id))]],
+  );
+  for (const { subject_id } of open) {
+    const outcome = delivered.find((o) => o.event.webhook_id === subject_id);
+    if (!outcome) continue;
+    await closeIssue(
+      tx,
+      {
+        tenantId: outcome.event.tenant_id,
+        kind: "outgoing_webhook_failed",
+        subject: { type: "outgoing_webhook", id: subject_id },
+      },
+      `A postback was answered ${outcome.result.response?.status ?? "2xx"}`,
+      outcome.finished,
+    );
+  }
+}
+
+/** One attempt made, not yet written: what was sent, what came back and what follows. */
+export interface Outcome {
+  event: ClaimedEvent;
+  token: string;
+  attempt: number;
+  at: Date;
+  finished: Date;
+  body: string | null;
+  result: SendResult;
+  status: "Delivered" | "Retrying" | "Failed";
+  next: Date | null;
+}
+
+/** Makes one attempt of a claimed event against its webhook's current URL; writes nothing. */
+export async function attempt(
+  event: ClaimedEvent,
+  token: string,
+  settings: DeliverySettings,
+  now: () => Date,
+): Promise<Outcome> {
+  const { url, body } = requestOf(event);
+  const at = now();
+  const result = await send(url, event.webhook.method, body, {
+    timeoutMs: settings.timeoutMs,
+    policy: settings.policy,
+  });
+  const finished = now();
+  const number = event.attempts + 1;
+  const next = result.ok ? null : nextAttempt(event, number, finished, settings.retryIntervalMs);
+  const status = result.ok ? "Delivered" : next === null ? "Failed" : "Retrying";
+  return { event, token, attempt: number, at, finished, body, result, status, next };
+}
+
+const iso = (date: Date | null) => (date === null ? null : date.toISOString());
+
 /**
- * One attempt of one claimed event against its webhook's current URL. The outcome is written
- * only while this worker still holds the lease, so a stale worker cannot complete an event
- * another has re-claimed; the attempt itself is always logged.
+ * Writes a batch of outcomes in one transaction: every attempt is logged, but an event's new
+ * status is written only while the worker still holds its lease, so a stale worker cannot
+ * complete an event another has re-claimed. Returns the ids of the stale ones.
  */
+export async function recordOutcomes(db: Db, outcomes: Outcome[]): Promise<Set<string>> {
+  if (outcomes.length === 0) return new Set();
+  return db.transaction(async (tx) => {
+    await logAttempts(tx, outcomes);
+    const written = await tx.query<{ id: string }>(
+      `update webhook_events e set status = u.status, attempts = u.attempt, last_attempt_at = u.at,
+              next_attempt_at = u.next, lease_until = null, lease_token = null
+         from unnest($1::text[], $2::text[], $3::text[], $4::int[], $5::timestamptz[], $6::timestamptz[])
+              as u (id, token, status, attempt, at, next)
+        where e.id = u.id and e.lease_token = u.token
+       returning e.id`,
+      [
+        outcomes.map((o) => o.event.id),
+        outcomes.map((o) => o.token),
+        outcomes.map((o) => o.status),
+        outcomes.map((o) => o.attempt),
+        outcomes.map((o) => iso(o.at)),
+        outcomes.map((o) => iso(o.next)),
+      ],
+    );
+    const current = new Set(written.map((r) => r.id));
+    const kept = outcomes.filter((o) => current.has(o.event.id));
+    for (const outcome of kept) {
+      if (outcome.result.ok) continue;
+      await raiseFailure(tx, outcome);
+      await trackFailingRun(tx, outcome.event, outcome.finished);
+    }
+    const delivered = kept.filter((o) => o.result.ok);
+    await closeFailures(tx, delivered);
+    await endFailingRuns(
+      tx,
+      delivered.filter((o) => !o.event.simulated).map((o) => o.event.webhook_id),
+    );
+    return new Set(outcomes.filter((o) => !current.has(o.event.id)).map((o) => o.event.id));
+  });
+}
+
+/** One attempt, written at once (the worker batches; tests and tools call this). */
 export async function deliver(
   db: Db,
   event: ClaimedEvent,
@@ -150,55 +239,40 @@ export async function deliver(
   settings: DeliverySettings,
   now: () => Date,
 ): Promise<"delivered" | "failed" | "stale"> {
-  const { webhook } = event;
-  const { url, body } = requestOf(event);
-  const at = now();
-  const result = await send(url, webhook.method, body, { timeoutMs: settings.timeoutMs, policy: settings.policy });
-  const finished = now();
-  const attempt = event.attempts + 1;
-  const next = result.ok ? null : nextAttempt(event, attempt, finished, settings.retryIntervalMs);
-  const status = result.ok ? "Delivered" : next === null ? "Failed" : "Retrying";
-  return db.transaction(async (tx) => {
-    await logAttempt(tx, event, attempt, at, body, result);
-    const updated = await tx.query(
-      `update webhook_events set status = $3, attempts = $4, last_attempt_at = $5, next_attempt_at = $6,
-              lease_until = null, lease_token = null
-        where id = $1 and lease_token = $2 returning 1`,
-      [event.id, token, status, attempt, at, next],
-    );
-    if (updated.length === 0) return "stale";
-    await trackFailure(tx, event, webhook, result, finished);
-    await trackHealth(tx, event, result.ok, finished);
-    return result.ok ? "delivered" : "failed";
-  });
+  const outcome = await attempt(event, token, settings, now);
+  const stale = await recordOutcomes(db, [outcome]);
+  if (stale.has(event.id)) return "stale";
+  return outcome.result.ok ? "delivered" : "failed";
 }
 
-/** Writes one attempt of the delivery log: the URL template, never the resolved URL. */
-export async function logAttempt(
-  tx: Queryable,
-  event: ClaimedEvent,
-  attempt: number,
-  at: Date,
-  body: string | null,
-  result: SendResult,
-): Promise<void> {
+/** Writes attempts of the delivery log: the URL template, never the resolved URL. */
+export async function logAttempts(tx: Queryable, outcomes: Outcome[]): Promise<void> {
   await tx.query(
     `insert into webhook_attempts (id, event_id, tenant_id, attempt, at, url_template, method, request, response,
        duration_ms, error_type, error)
-     values ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12)`,
+     select a.id, a.event_id, a.tenant_id, a.attempt, a.at, a.url_template, a.method, a.request::jsonb,
+            a.response::jsonb, a.duration_ms, a.error_type, a.error
+       from unnest($1::text[], $2::text[], $3::text[], $4::int[], $5::timestamptz[], $6::text[], $7::text[],
+                   $8::text[], $9::text[], $10::int[], $11::text[], $12::text[])
+            as a (id, event_id, tenant_id, attempt, at, url_template, method, request, response, duration_ms,
+                  error_type, error)
+      -- An event deleted while its attempt was under way leaves nothing behind.
+      where exists (select 1 from webhook_events e where e.id = a.event_id)`,
     [
-      newId("att"),
-      event.id,
-      event.tenant_id,
-      attempt,
-      at,
-      event.webhook.url,
-      event.webhook.method,
-      JSON.stringify({ headers: body === null ? {} : { "content-type": "application/json" }, body }),
-      result.response === null ? null : JSON.stringify(result.response),
-      result.durationMs,
-      result.errorType,
-      result.error,
+      outcomes.map(() => newId("att")),
+      outcomes.map((o) => o.event.id),
+      outcomes.map((o) => o.event.tenant_id),
+      outcomes.map((o) => o.attempt),
+      outcomes.map((o) => iso(o.at)),
+      outcomes.map((o) => o.event.webhook.url),
+      outcomes.map((o) => o.event.webhook.method),
+      outcomes.map((o) =>
+        JSON.stringify({ headers: o.body === null ? {} : { "content-type": "application/json" }, body: o.body }),
+      ),
+      outcomes.map((o) => (o.result.response === null ? null : JSON.stringify(o.result.response))),
+      outcomes.map((o) => o.result.durationMs),
+      outcomes.map((o) => o.result.errorType),
+      outcomes.map((o) => o.result.error),
     ],
   );
 }

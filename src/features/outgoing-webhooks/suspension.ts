@@ -32,18 +32,21 @@ export async function suspendWebhook(
   return true;
 }
 
+/** A 2xx ends the webhooks' runs of failures. */
+export async function endFailingRuns(tx: Queryable, webhookIds: string[]): Promise<void> {
+  if (webhookIds.length === 0) return;
+  await tx.query(
+    "update outgoing_webhooks set failing_since = null where id = any($1::text[]) and failing_since is not null",
+    [[...new Set(webhookIds)]],
+  );
+}
+
 /**
- * Keeps the webhook's run of failures: a 2xx ends it; a failure starts it or, once it has lasted
- * five days, suspends the webhook. Simulated events are tests and do not count.
+ * A failure starts the webhook's run of failures or, once the run has lasted five days,
+ * suspends the webhook. Simulated events are tests and do not count.
  */
-export async function trackHealth(tx: Queryable, event: ClaimedEvent, ok: boolean, at: Date): Promise<void> {
+export async function trackFailingRun(tx: Queryable, event: ClaimedEvent, at: Date): Promise<void> {
   if (event.simulated) return;
-  if (ok) {
-    await tx.query("update outgoing_webhooks set failing_since = null where id = $1 and failing_since is not null", [
-      event.webhook_id,
-    ]);
-    return;
-  }
   const [row] = await tx.query<{ failing_since: Date }>(
     "update outgoing_webhooks set failing_since = coalesce(failing_since, $2) where id = $1 returning failing_since",
     [event.webhook_id, at],

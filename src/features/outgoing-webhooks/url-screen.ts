@@ -1,6 +1,6 @@
 import type { Db, Queryable } from "../../platform/db/index.js";
 import { raiseIssue } from "../issues/index.js";
-import { type ClaimedEvent, logAttempt, release, requestOf } from "./delivery.js";
+import { type ClaimedEvent, logAttempts, release, requestOf } from "./delivery.js";
 import { sendTimeProblems } from "./placeholders.js";
 import { suspendWebhook } from "./suspension.js";
 
@@ -61,7 +61,19 @@ export async function screen(db: Db, events: ClaimedEvent[], token: string, now:
         );
         if (held.length === 0) return;
         const result = { ok: false, response: null, errorType: "invalid_url" as const, error: reason, durationMs: 0 };
-        await logAttempt(tx, event, event.attempts + 1, now, null, result);
+        await logAttempts(tx, [
+          {
+            event,
+            token,
+            attempt: event.attempts + 1,
+            at: now,
+            finished: now,
+            body: null,
+            result,
+            status: "Failed",
+            next: null,
+          },
+        ]);
         await suspendWebhook(tx, event.tenant_id, event.webhook_id, `Suspended: the URL is invalid. ${reason}`, now);
         await raiseUrlIssue(tx, event, true, { reason }, now);
       });
