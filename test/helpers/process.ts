@@ -1,0 +1,52 @@
+import { type ChildProcess, spawn } from "node:child_process";
+import { createServer } from "node:net";
+
+// The service as `npm start` runs it, in a child process: for tests of the real entry point.
+
+export interface Started {
+  child: ChildProcess;
+  output: () => string;
+  exited: Promise<number | string | null>;
+}
+
+export async function freePort(): Promise<number> {
+  return new Promise((resolve, reject) => {
+    const server = createServer();
+    server.listen(0, "127.0.0.1", () => {
+      const address = server.address();
+      server.close(() =>
+        typeof address === "object" && address ? resolve(address.port) : reject(new Error("no port")),
+      );
+    });
+  });
+}
+
+export function start(args: string[], env: Record<string, string>): Started {
+  const child = spawn(process.execPath, ["--import", "tsx", "src/main.ts", ...args], {
+    env: { PATH: process.env.PATH ?? "", LOG_LEVEL: "warn", ...env },
+    stdio: ["ignore", "pipe", "pipe"],
+  });
+  let output = "";
+  child.stdout?.on("data", (chunk: Buffer) => {
+    output += chunk.toString();
+  });
+  child.stderr?.on("data", (chunk: Buffer) => {
+    output += chunk.toString();
+  });
+  // The exit code, or the signal's name when something killed the process.
+  const exited = new Promise<number | string | null>((resolve) =>
+    child.on("exit", (code, signal) => resolve(code ?? signal)),
+  );
+  return { child, output: () => output, exited };
+}
+
+export async function waitFor(started: Started, text: RegExp, timeoutMs = 60_000): Promise<RegExpMatchArray> {
+  const deadline = Date.now() + timeoutMs;
+  while (Date.now() < deadline) {
+    const match = started.output().match(text);
+    if (match) return match;
+    if (started.child.exitCode !== null) break;
+    await new Promise((resolve) => setTimeout(resolve, 100));
+  }
+  throw new Error(`did not see ${text} in:\n${started.output()}`);
+}
