@@ -1,0 +1,306 @@
+/* biome-ignore-all lint/suspicious/noTemplateCurlyInString: webhook URL templates use the ${name} placeholder syntax */
+import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest";
+import type { DeliveryEvent as Event } from "../src/features/outgoing-webhooks/event-service.js";
+import type { Webhook } from "../src/features/outgoing-webhooks/settings-service.js";
+import { seedTenancy, startTestApp, type Tenancy, type TestApp } from "./helpers/app.js";
+import { type Receiver, startReceiver } from "./helpers/receiver.js";
+
+// Suspension of an outgoing webhook that got nothing but failures for 5 days (issue 6 item 8;
+// API.md "Webhook status moves": Enabled -> Suspended "when nothing but failures came back for
+// 5 days"; spec part 3: Suspended -> Enabled only by the caller, a suspended webhook sends nothing
+// until then). Time is the app's clock; a real loopback receiver answers 500 or 200; the worker is
+// ticked by hand. Retries come about every WEBHOOK_RETRY_INTERVAL_S (one hour here, ±10%).
+
+const BASE = "/api/v1/conversions/outgoing/webhooks";
+const ENV = { WEBHOOK_ALLOWED_HOSTS: "127.0.0.1", WEBHOOK_TIMEOUT_MS: "500", WEBHOOK_RETRY_INTERVAL_S: "3600" };
+const MINUTE = 60_000;
+const HOUR = 60 * MINUTE;
+const DAY = 24 * HOUR;
+const FAIL = { status: 500, body: "down" };
+const OK = { status: 200, body: "ok" };
+
+let t: TestApp;
+let rx: Receiver;
+/** The instant every test starts at (T): tests move the clock, afterEach puts it back. */
+let START: Date;
+let pathCounter = 0;
+
+beforeAll(async () => {
+  t = await startTestApp({ env: ENV, app: { rateLimit: { max: 100_000 } } });
+  rx = await startReceiver();
+  START = t.clock.now();
+});
+afterAll(async () => {
+  await t.close();
+  await rx.close();
+});
+// A tick claims due events of every tenant: nothing a test leaves waiting may reach the next one.
+afterEach(async () => {
+  await t.ctx.db.query("update webhook_events set status = 'Cancelled' where status in ('Queued', 'Retrying')");
+  t.clock.set(START);
+});
+
+const tick = () => t.ctx.delivery.tick();
+const auth = (who: Tenancy) => ({ authorization: who.apiKey });
+/** Sets the clock to T + ms. */
+const at = (ms: number) => t.clock.set(new Date(START.getTime() + ms));
+
+/**
+ * A webhook whose receiver path ends in the conversion type, so real conversions (Signup) and
+ * simulated events (Qualifier) can be answered differently: `${p}/Signup`, `${p}/Qualifier`.
+ */
+async function failingHook(who: Tenancy): Promise<{ hook: Webhook; real: string; simulated: string }> {
+  const p = `/susp${++pathCounter}`;
+  const [real, simulated] = [`${p}/Signup`, `${p}/Qualifier`];
+  rx.on(real, FAIL);
+  rx.on(simulated, FAIL);
+  const res = await t.call({
+    method: "POST",
+    url: `${BASE}/settings`,
+    headers: auth(who),
+    payload: { name: "Flaky receiver", method: "GET", url: `${rx.base}${p}/\${conversionType}?c=\${conversionId}` },
+  });
+  if (res.statusCode !== 201) throw new Error(`creating a webhook answered ${res.statusCode}: ${res.body}`);
+  return { hook: res.json().data, real, simulated };
+}
+
+async function getHook(who: Tenancy, id: string): Promise<Webhook> {
+  const res = await t.call({ method: "GET", url: `${BASE}/settings/${id}`, headers: auth(who) });
+  expect(res.statusCode, res.body).toBe(200);
+  return res.json().data;
+}
+
+const statusOfHook = async (who: Tenancy, id: string) => (await getHook(who, id)).status;
+
+async function enable(who: Tenancy, id: string): Promise<Webhook> {
+  const res = await t.call({
+    method: "PATCH",
+    url: `${BASE}/settings/${id}`,
+    headers: auth(who),
+    payload: { status: "Enabled" },
+  });
+  expect(res.statusCode, res.body).toBe(200);
+  return res.json().data;
+}
+
+async function convert(who: Tenancy): Promise<string> {
+  const res = await t.call({
+    method: "POST",
+    url: "/api/v1/conversions",
+    headers: auth(who),
+    payload: { type: "Signup" },
+  });
+  expect(res.statusCode, res.body).toBe(201);
+  return res.json().data.id;
+}
+
+async function simulate(who: Tenancy, hookId: string): Promise<string> {
+  const res = await t.call({
+    method: "POST",
+    url: `${BASE}/settings/${hookId}/simulate`,
+    headers: auth(who),
+    payload: { conversionType: "Qualifier" },
+  });
+  expect(res.statusCode, res.body).toBe(202);
+  return res.json().data.eventId;
+}
+
+async function eventOf(who: Tenancy, conversionId: string): Promise<Event> {
+  const res = await t.call({ method: "GET", url: `${BASE}/events?conversionId=${conversionId}`, headers: auth(who) });
+  expect(res.statusCode, res.body).toBe(200);
+  expect(res.json().data).toHaveLength(1);
+  return res.json().data[0];
+}
+
+const statusOf = async (who: Tenancy, conversionId: string) => (await eventOf(who, conversionId)).status;
+
+describe("suspension after 5 days of nothing but failures", () => {
+  it("stays Enabled while the failures span less than 5 days; the first failed attempt at 5 days suspends it", async () => {
+    const who = await seedTenancy(t);
+    const { hook, real } = await failingHook(who);
+
+    const a = await convert(who);
+    expect(await tick()).toBe(1);
+    expect(await statusOf(who, a)).toBe("Retrying");
+    expect(await getHook(who, hook.id)).toMatchObject({ status: "Enabled", statusReason: null });
+
+    // One minute short of 5 days: the retry of the first and a new conversion fail, still Enabled.
+    at(5 * DAY - MINUTE);
+    const b = await convert(who);
+    expect(await tick()).toBe(2);
+    expect(rx.at(real)).toHaveLength(3);
+    expect(await getHook(who, hook.id)).toMatchObject({ status: "Enabled", statusReason: null });
+
+    // Exactly 5 days after the first failure: the next failed attempt suspends it.
+    at(5 * DAY);
+    const c = await convert(who);
+    expect(await tick()).toBe(1);
+    expect(rx.at(real)).toHaveLength(4);
+    const suspended = await getHook(who, hook.id);
+    expect(suspended.status).toBe("Suspended");
+    expect(suspended.statusReason).toMatch(/fail/i);
+
+    // A suspended webhook sends nothing: new events are Paused, due retries are paused unsent.
+    const d = await convert(who);
+    expect(await statusOf(who, d)).toBe("Paused");
+    at(5 * DAY + 2 * HOUR);
+    expect(await tick()).toBe(3);
+    t.clock.advance(DAY);
+    expect(await tick()).toBe(0);
+    expect(rx.at(real)).toHaveLength(4);
+    for (const id of [a, b, c, d]) expect(await statusOf(who, id), id).toBe("Paused");
+    expect(await statusOfHook(who, hook.id)).toBe("Suspended");
+
+    // Only the caller enables it again; the Paused events then go out.
+    rx.on(real, OK);
+    expect(await enable(who, hook.id)).toMatchObject({ status: "Enabled", statusReason: null });
+    expect(await tick()).toBe(4);
+    expect(rx.at(real)).toHaveLength(8);
+    expect(
+      rx
+        .at(real)
+        .slice(4)
+        .map((r) => r.query.get("c"))
+        .sort(),
+    ).toEqual([a, b, c, d].sort());
+    for (const id of [a, b, c, d]) expect(await statusOf(who, id), id).toBe("Delivered");
+    expect(await statusOfHook(who, hook.id)).toBe("Enabled");
+  });
+
+  it("counts the retries of one event: its first failed retry at 5 days or later suspends the webhook", async () => {
+    const who = await seedTenancy(t);
+    const { hook, real } = await failingHook(who);
+    const a = await convert(who);
+    await tick();
+    for (const offset of [2 * DAY, 4 * DAY, 4 * DAY + 23 * HOUR]) {
+      at(offset);
+      expect(await tick()).toBe(1);
+      expect(await statusOfHook(who, hook.id)).toBe("Enabled");
+    }
+    at(5 * DAY + HOUR);
+    expect(await tick()).toBe(1);
+    expect(rx.at(real)).toHaveLength(5);
+    expect((await eventOf(who, a)).attempts).toBe(5);
+    expect(await statusOfHook(who, hook.id)).toBe("Suspended");
+
+    // Its next retry is not sent: the event is Paused instead.
+    at(5 * DAY + 3 * HOUR);
+    expect(await tick()).toBe(1);
+    expect(rx.at(real)).toHaveLength(5);
+    expect(await eventOf(who, a)).toMatchObject({ status: "Paused", attempts: 5 });
+  });
+
+  it("one 2xx in between ends the run: 5 more days of failures are needed", async () => {
+    const who = await seedTenancy(t);
+    const { hook, real } = await failingHook(who);
+    await convert(who);
+    await tick();
+
+    // Day 3: the receiver answers 200 once (the retry and a new conversion are delivered).
+    at(3 * DAY);
+    rx.on(real, OK);
+    await convert(who);
+    expect(await tick()).toBe(2);
+    rx.on(real, FAIL);
+
+    // A new run starts at 3 days 1 hour.
+    at(3 * DAY + HOUR);
+    await convert(who);
+    await tick();
+    // 5 days after the first failure, but not after the success: still Enabled.
+    at(5 * DAY + HOUR);
+    await convert(who);
+    await tick();
+    expect(await statusOfHook(who, hook.id)).toBe("Enabled");
+    at(8 * DAY + HOUR - MINUTE);
+    await convert(who);
+    await tick();
+    expect(await statusOfHook(who, hook.id)).toBe("Enabled");
+
+    // 5 days after the first failure of the new run.
+    at(8 * DAY + HOUR);
+    await convert(who);
+    expect(await tick()).toBe(1);
+    expect(await statusOfHook(who, hook.id)).toBe("Suspended");
+    expect(rx.at(real).length).toBeGreaterThanOrEqual(8);
+  });
+
+  it("simulated failures neither start nor extend a run", async () => {
+    const who = await seedTenancy(t);
+    const { hook, real, simulated } = await failingHook(who);
+
+    // The first failure of all is a simulation's.
+    await simulate(who, hook.id);
+    expect(await tick()).toBe(1);
+    expect(rx.at(simulated)).toHaveLength(1);
+
+    // The first real failure, a day later, starts the run.
+    at(DAY);
+    await convert(who);
+    await tick();
+    expect(rx.at(real)).toHaveLength(1);
+
+    // 5.5 days after the simulation failed, 4.5 after the real one: simulated failures again.
+    at(5 * DAY + 12 * HOUR);
+    await simulate(who, hook.id);
+    await tick();
+    expect(rx.at(simulated).length).toBeGreaterThanOrEqual(3);
+    expect(await statusOfHook(who, hook.id)).toBe("Enabled");
+
+    // 5 days after the first real failure.
+    at(6 * DAY + HOUR);
+    await convert(who);
+    await tick();
+    expect(await statusOfHook(who, hook.id)).toBe("Suspended");
+  });
+
+  it("a simulated 2xx does not end a run of real failures", async () => {
+    const who = await seedTenancy(t);
+    const { hook, real, simulated } = await failingHook(who);
+    rx.on(simulated, OK);
+    await convert(who);
+    await tick();
+
+    at(2 * DAY);
+    const simulation = await simulate(who, hook.id);
+    await tick();
+    expect(rx.at(simulated)).toHaveLength(1);
+    const res = await t.call({ method: "GET", url: `${BASE}/events/${simulation}`, headers: auth(who) });
+    expect(res.json().data).toMatchObject({ simulated: true, status: "Delivered" });
+    expect(await statusOfHook(who, hook.id)).toBe("Enabled");
+
+    at(5 * DAY);
+    await convert(who);
+    await tick();
+    expect(await statusOfHook(who, hook.id)).toBe("Suspended");
+    expect(rx.at(real).length).toBeGreaterThanOrEqual(3);
+  });
+
+  it("re-enabled while the receiver still fails: it is suspended again only 5 days after the next failure", async () => {
+    const who = await seedTenancy(t);
+    const { hook, real } = await failingHook(who);
+    await convert(who);
+    await tick();
+    at(5 * DAY);
+    await convert(who);
+    await tick();
+    expect(await statusOfHook(who, hook.id)).toBe("Suspended");
+
+    // Both events were left Retrying by the attempts that suspended it; their retries are due.
+    at(5 * DAY + 2 * HOUR);
+    expect(await enable(who, hook.id)).toMatchObject({ status: "Enabled", statusReason: null });
+    const sent = rx.at(real).length;
+    expect(await tick()).toBe(2);
+    expect(rx.at(real)).toHaveLength(sent + 2);
+    expect(await statusOfHook(who, hook.id)).toBe("Enabled");
+
+    at(10 * DAY + 2 * HOUR - MINUTE);
+    await convert(who);
+    await tick();
+    expect(await statusOfHook(who, hook.id)).toBe("Enabled");
+    at(10 * DAY + 2 * HOUR);
+    await convert(who);
+    await tick();
+    expect(await statusOfHook(who, hook.id)).toBe("Suspended");
+  });
+});
