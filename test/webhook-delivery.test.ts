@@ -2,6 +2,7 @@
 import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest";
 import { claimDue, deliver } from "../src/features/outgoing-webhooks/delivery.js";
 import type { Attempt, DeliveryEvent as Event } from "../src/features/outgoing-webhooks/event-service.js";
+import { DeliveryWorker } from "../src/features/outgoing-webhooks/worker.js";
 import { AddressPolicy } from "../src/platform/webhook-sender.js";
 import { ADMIN_KEY, seedTenancy, startTestApp, type Tenancy, type TestApp } from "./helpers/app.js";
 import { type CatalogFixture, createVia, seedCatalog } from "./helpers/catalog.js";
@@ -1084,5 +1085,45 @@ describe("the worker loop", () => {
     const later = await convert(who, { type: "Signup" });
     await new Promise((resolve) => setTimeout(resolve, 300));
     expect((await oneEvent(who, later.id)).status).toBe("Queued");
+  });
+
+  it("shares a burst between two worker nodes, each event sent and delivered once", async (ctx) => {
+    if (t.testDb.kind !== "postgres") return ctx.skip();
+    const { who } = await tenant();
+    const p = path("two-workers");
+    await createHook(who, { url: withId(p) });
+    const conversions = await Promise.all(
+      Array.from({ length: 4 }, (_, batch) =>
+        t.call({
+          method: "POST",
+          url: "/api/v1/conversions",
+          headers: { authorization: who.apiKey },
+          payload: {
+            items: Array.from({ length: 100 }, (_, i) => ({ type: "Signup", externalId: `two-${batch}-${i}` })),
+          },
+        }),
+      ),
+    );
+    for (const res of conversions) expect(res.statusCode, res.body).toBe(201);
+    const other = new DeliveryWorker({
+      db: t.testDb.openAnother(),
+      clock: t.clock,
+      log: t.app.log,
+      settings: { timeoutMs: 500, retryIntervalMs: HOUR, policy: new AddressPolicy(["127.0.0.1"]) },
+    });
+    const counts = [0, 0];
+    const drain = async (worker: { tick(): Promise<number> }, index: number) => {
+      for (let claimed = await worker.tick(); claimed > 0; claimed = await worker.tick()) counts[index] += claimed;
+    };
+    await Promise.all([drain(t.ctx.delivery, 0), drain(other, 1)]);
+    expect(counts[0] + counts[1]).toBe(400);
+    expect(counts[0]).toBeGreaterThan(0);
+    expect(counts[1]).toBeGreaterThan(0);
+    // Each conversion reached the receiver exactly once and its event is Delivered after one attempt.
+    const sent = conversionsAt(p);
+    expect(sent).toHaveLength(400);
+    expect(new Set(sent).size).toBe(400);
+    const events = await listEvents(who, "?limit=500");
+    expect(events.filter((e) => e.status === "Delivered" && e.attempts === 1)).toHaveLength(400);
   });
 });
