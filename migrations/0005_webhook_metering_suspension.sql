@@ -18,3 +18,6 @@ create table webhook_usage (
   sent integer not null default 0,
   primary key (tenant_id, month)
 );
+
+-- Events by click: the events API's clickId filter, and Click postbacks written once per click.
+create index webhook_events_click on webhook_events (click_id) where click_id is not null;

@@ -1111,8 +1111,8 @@ describe("the worker loop", () => {
       log: t.app.log,
       settings: { timeoutMs: 500, retryIntervalMs: HOUR, policy: new AddressPolicy(["127.0.0.1"]) },
     });
-    const counts = [0, 0];
-    const drain = async (worker: { tick(): Promise<number> }, index: number) => {
+    const counts: [number, number] = [0, 0];
+    const drain = async (worker: { tick(): Promise<number> }, index: 0 | 1) => {
       for (let claimed = await worker.tick(); claimed > 0; claimed = await worker.tick()) counts[index] += claimed;
     };
     await Promise.all([drain(t.ctx.delivery, 0), drain(other, 1)]);

@@ -23,7 +23,7 @@ function clickSnapshot(click: Click, names: Names | undefined): Snapshot {
     conversionId: null,
     conversionType: "Click",
     eventName: "Click",
-    eventValue: 0,
+    eventValue: null,
     currency: null,
     eventTime: click.at.toISOString(),
     attributionSource: attributionSourceOf(click),
@@ -58,7 +58,7 @@ function clickSnapshot(click: Click, names: Names | undefined): Snapshot {
 export async function clickFanOut(tx: Queryable, clicks: Click[], now: Date): Promise<void> {
   const webhooks = await candidates(tx, [...new Set(clicks.map((c) => c.tenantId))], true);
   if (webhooks.length === 0) return;
-  const firing = clicks.flatMap((click) =>
+  let firing = clicks.flatMap((click) =>
     webhooks
       .filter(
         (w) => w.tenant_id === click.tenantId && fires(w, "Click", click.trafficSourceId, attributionSourceOf(click)),
@@ -66,6 +66,17 @@ export async function clickFanOut(tx: Queryable, clicks: Click[], now: Date): Pr
       .map((webhook) => ({ click, webhook })),
   );
   if (firing.length === 0) return;
+  // A batch written again (its first commit's answer was lost) skips the clicks it holds, so
+  // their postbacks must not be written twice either.
+  const done = await tx.query<{ click_id: string }>(
+    "select distinct click_id from webhook_events where conversion_type = 'Click' and click_id = any($1::text[])",
+    [[...new Set(firing.map((f) => f.click.id))]],
+  );
+  if (done.length > 0) {
+    const skip = new Set(done.map((d) => d.click_id));
+    firing = firing.filter((f) => !skip.has(f.click.id));
+    if (firing.length === 0) return;
+  }
   const rows = await tx.query<Names>(
     `select k.id, k.tracker_id, a.name as account_name, b.name as brand_name, p.name as program_name,
             s.name as source_name, l.name as link_name, tr.name as tracker_name

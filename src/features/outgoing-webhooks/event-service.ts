@@ -44,8 +44,9 @@ function toEvent(row: EventRow): DeliveryEvent {
     status: row.status,
     attempts: row.attempts,
     lastAttemptAt: iso(row.last_attempt_at),
-    // Only a pending event has a next attempt.
-    nextAttemptAt: row.status === "Queued" || row.status === "Retrying" ? iso(row.next_attempt_at) : null,
+    // Only an event waiting to be tried has a next attempt (a Held one: its next allowance check).
+    nextAttemptAt:
+      row.status === "Queued" || row.status === "Retrying" || row.status === "Held" ? iso(row.next_attempt_at) : null,
     createdAt: new Date(row.created_at).toISOString(),
     simulated: row.simulated,
   };

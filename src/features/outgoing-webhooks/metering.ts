@@ -3,8 +3,8 @@ import { closeIssue, raiseIssue } from "../issues/index.js";
 import { type ClaimedEvent, release } from "./delivery.js";
 import { announceEvents } from "./fan-out.js";
 
-/** Spec part 8: sending continues until the month's usage passes 110% of the allowance. */
-const TOLERANCE = 1.1;
+/** Spec part 8: sending continues until the month's usage passes 110% of the allowance (11/10, in whole numbers). */
+const TOLERANCE_TENTHS = 11;
 /** Held events are checked again this often ("every couple of hours"). */
 export const HOLD_RECHECK_MS = 2 * 3_600_000;
 
@@ -46,7 +46,10 @@ async function admitTenant(
   );
   if (!usage) return [];
   const allowance = usage.allowance === null ? null : Number(usage.allowance);
-  const room = allowance === null ? events.length : Math.max(0, Math.ceil(allowance * TOLERANCE - Number(usage.sent)));
+  const room =
+    allowance === null
+      ? events.length
+      : Math.max(0, Math.ceil((allowance * TOLERANCE_TENTHS) / 10) - Number(usage.sent));
   const admitted = events.slice(0, room);
   const held = events.slice(room);
   if (admitted.length > 0) {

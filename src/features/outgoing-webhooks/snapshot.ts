@@ -13,7 +13,8 @@ export interface Snapshot {
   conversionId: string | null;
   conversionType: string;
   eventName: string;
-  eventValue: number;
+  /** Null for a Click postback: a click has no value. */
+  eventValue: number | null;
   currency: string | null;
   eventTime: string;
   attributionSource: string;
@@ -138,7 +139,7 @@ export function placeholderValues(snapshot: Snapshot, eventName: string): Placeh
     clickId: snapshot.clickId,
     externalClickId: a.externalClickId,
     eventName,
-    eventValue: String(snapshot.eventValue),
+    eventValue: text(snapshot.eventValue),
     currencyCode: snapshot.currency,
     eventTime: snapshot.eventTime,
     eventTimeStamp: seconds(snapshot.eventTime),
