@@ -26,7 +26,7 @@ import {
 } from "./features/health/index.js";
 import { issueRoutes } from "./features/issues/index.js";
 import { mcpRoutes } from "./features/mcp/index.js";
-import { notificationRoutes, notifications } from "./features/notifications/index.js";
+import { NOTIFICATION_RETENTION, notificationRoutes, notifications } from "./features/notifications/index.js";
 import {
   deliveryWorker,
   webhookClickFanOut,
@@ -104,7 +104,7 @@ export async function buildApp(options: AppOptions): Promise<{ app: FastifyInsta
   });
 
   const jobs = new JobRegistry();
-  jobs.register(retentionJob(db, [...PLATFORM_RETENTION, ...TRACKING_RETENTION]));
+  jobs.register(retentionJob(db, [...PLATFORM_RETENTION, ...TRACKING_RETENTION, ...NOTIFICATION_RETENTION]));
   jobs.register(apiTokenExpiryJob(db));
   jobs.register(usagePurgeJob(db));
   const ctx: AppContext = {

@@ -4,7 +4,7 @@ import { ConfigError, loadConfig } from "../src/config.js";
 import { claimDue, deliver } from "../src/features/notifications/delivery.js";
 import { emitNotification } from "../src/features/notifications/index.js";
 import { SecretBox } from "../src/features/notifications/signing.js";
-import { seedTenancy, startTestApp, type Tenancy, type TestApp } from "./helpers/app.js";
+import { ADMIN_KEY, seedTenancy, startTestApp, type Tenancy, type TestApp } from "./helpers/app.js";
 import { type Received, type Receiver, startReceiver } from "./helpers/receiver.js";
 
 const BASE = "/api/v1/notifications/webhooks";
@@ -418,6 +418,36 @@ describe("history and the queue", () => {
     expect(rx.at(p).map((r) => r.headers["webhook-id"])).toEqual([claimed.id, claimed.id]);
     const [message] = (await deliveries(who, hook.id)).data;
     expect(message).toMatchObject({ status: "Delivered", attemptCount: 1 });
+  });
+
+  it("keeps the history of finished messages 120 days (the retention job); unfinished ones stay", async () => {
+    t.clock.set(new Date());
+    const who = await seedTenancy(t);
+    const [ok, down] = [path("kept"), path("kept-down")];
+    rx.on(down, { status: 500 });
+    const good = await register(who, `${rx.base}${ok}`);
+    const bad = await register(who, `${rx.base}${down}`);
+    await emit(who);
+    await tick();
+    const run = async (days: number) => {
+      const now = new Date(t.clock.now().getTime() + days * 24 * HOUR_MS).toISOString();
+      const res = await t.call({
+        method: "POST",
+        url: "/api/admin/jobs/retention/run",
+        headers: { authorization: `Bearer ${ADMIN_KEY}` },
+        payload: { now },
+      });
+      expect(res.statusCode, res.body).toBe(200);
+    };
+    await run(119);
+    expect((await deliveries(who, good.id)).pagination.total).toBe(1);
+    await run(121);
+    expect((await deliveries(who, good.id)).pagination.total).toBe(0);
+    expect(
+      (await t.ctx.db.query("select 1 from notification_attempts where tenant_id = $1", [who.tenantId])).length,
+    ).toBe(1);
+    // Still Retrying: its history stays until it is finished.
+    expect((await deliveries(who, bad.id)).data.map((m: { status: string }) => m.status)).toEqual(["Retrying"]);
   });
 
   it("records a receiver that hangs as a timeout", async () => {

@@ -7,6 +7,7 @@ import { SecretBox } from "./signing.js";
 import { NotificationWorker } from "./worker.js";
 
 export { emitNotification } from "./events.js";
+export { NOTIFICATION_RETENTION } from "./retention.js";
 export { notificationRoutes } from "./routes.js";
 
 /**
