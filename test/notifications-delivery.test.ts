@@ -450,6 +450,22 @@ describe("history and the queue", () => {
     expect((await deliveries(who, bad.id)).data.map((m: { status: string }) => m.status)).toEqual(["Retrying"]);
   });
 
+  it("delivers from the running worker loop, woken by the emitting transaction's NOTIFY", async () => {
+    t.clock.set(new Date());
+    const who = await seedTenancy(t);
+    const p = path("loop");
+    const hook = await register(who, `${rx.base}${p}`);
+    await t.ctx.notifications.worker.start();
+    try {
+      await emit(who);
+      const request = await rx.waitFor(p, 5000);
+      expect(() => new Webhook(hook.secret).verify(request.body, headersOf(request))).not.toThrow();
+    } finally {
+      await t.ctx.notifications.worker.stop();
+    }
+    await expect.poll(async () => (await deliveries(who, hook.id)).data[0]?.status).toBe("Delivered");
+  });
+
   it("records a receiver that hangs as a timeout", async () => {
     t.clock.set(new Date());
     const who = await seedTenancy(t);
