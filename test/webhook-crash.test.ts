@@ -98,7 +98,8 @@ describe.runIf(inject("dbKind") === "postgres")("a worker killed mid-burst", () 
         try {
           const answer = await fetch(`${base}/postback/${tenant.postbackKey}?type=Signup&externalId=crash-${n}`);
           const body = (await answer.json()) as { conversionId?: string };
-          if ((answer.status === 201 || answer.status === 200) && body.conversionId) acknowledged.add(body.conversionId);
+          if ((answer.status === 201 || answer.status === 200) && body.conversionId)
+            acknowledged.add(body.conversionId);
           else next = Math.min(next, n);
         } catch {
           // The process died under this request: it is sent again once the service is back.
