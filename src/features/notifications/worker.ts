@@ -1,6 +1,7 @@
 import type { FastifyBaseLogger } from "fastify";
 import type { Clock } from "../../platform/clock.js";
 import type { Db } from "../../platform/db/index.js";
+import { WakeableLoop } from "../../platform/wakeable-loop.js";
 import { claimDue, deliver, type NotificationSettings } from "./delivery.js";
 import { listenForMessages } from "./events.js";
 
@@ -14,14 +15,16 @@ const BATCH = 32;
  * side by side, and sleeps until new messages are announced or the next poll.
  */
 export class NotificationWorker {
-  private running = false;
-  private loop: Promise<void> | null = null;
-  private wakeUp: (() => void) | null = null;
+  private readonly loop: WakeableLoop;
   private stopListening: (() => Promise<void>) | null = null;
 
-  constructor(
-    private readonly deps: { db: Db; clock: Clock; log: FastifyBaseLogger; settings: NotificationSettings },
-  ) {}
+  constructor(private readonly deps: { db: Db; clock: Clock; log: FastifyBaseLogger; settings: NotificationSettings }) {
+    this.loop = new WakeableLoop(
+      async () => (await this.tick()) > 0,
+      IDLE_POLL_MS,
+      (error) => deps.log.error({ err: error }, "claiming operational webhook messages failed"),
+    );
+  }
 
   /** The lease outlives the slowest attempt (timeout plus writing it), so no healthy attempt loses it. */
   private get leaseMs(): number {
@@ -44,44 +47,15 @@ export class NotificationWorker {
   }
 
   async start(): Promise<void> {
-    if (this.running) return;
-    this.running = true;
-    this.stopListening = await listenForMessages(this.deps.db, () => this.wake());
-    this.loop = this.run();
-  }
-
-  private wake(): void {
-    this.wakeUp?.();
-  }
-
-  private async run(): Promise<void> {
-    while (this.running) {
-      let attempted = 0;
-      try {
-        attempted = await this.tick();
-      } catch (error) {
-        this.deps.log.error({ err: error }, "claiming operational webhook messages failed");
-      }
-      if (attempted === 0 && this.running) {
-        await new Promise<void>((resolve) => {
-          const timer = setTimeout(resolve, IDLE_POLL_MS);
-          this.wakeUp = () => {
-            clearTimeout(timer);
-            resolve();
-          };
-        });
-        this.wakeUp = null;
-      }
-    }
+    if (this.stopListening) return;
+    this.stopListening = await listenForMessages(this.deps.db, () => this.loop.wake());
+    this.loop.start();
   }
 
   /** Finishes the batch in hand; unclaimed messages wait in the table for the next worker. */
   async stop(): Promise<void> {
-    this.running = false;
-    this.wake();
-    await this.loop;
+    await this.loop.stop();
     await this.stopListening?.().catch(() => undefined);
     this.stopListening = null;
-    this.loop = null;
   }
 }

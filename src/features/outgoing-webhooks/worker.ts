@@ -1,6 +1,7 @@
 import type { FastifyBaseLogger } from "fastify";
 import type { Clock } from "../../platform/clock.js";
 import type { Db } from "../../platform/db/index.js";
+import { WakeableLoop } from "../../platform/wakeable-loop.js";
 import {
   attempt,
   type ClaimedEvent,
@@ -27,10 +28,7 @@ const MAX_IN_FLIGHT = 256;
  * a slot frees up while more were due, or the next poll.
  */
 export class DeliveryWorker {
-  private running = false;
-  private loop: Promise<void> | null = null;
-  private wakeUp: (() => void) | null = null;
-  private woken = false;
+  private readonly loop: WakeableLoop;
   private stopListening: (() => Promise<void>) | null = null;
   private inFlight = 0;
   /** The last claim was full: more events may be due as soon as a slot frees up. */
@@ -40,6 +38,11 @@ export class DeliveryWorker {
 
   constructor(private readonly deps: { db: Db; clock: Clock; log: FastifyBaseLogger; settings: DeliverySettings }) {
     this.written = new OutcomeWriter(deps.db, deps.log);
+    this.loop = new WakeableLoop(
+      () => this.round(),
+      IDLE_POLL_MS,
+      (error) => deps.log.error({ err: error }, "claiming webhook events failed"),
+    );
   }
 
   /** The lease outlives the slowest attempt (timeout plus writing it), so no healthy attempt loses it. */
@@ -69,15 +72,19 @@ export class DeliveryWorker {
   }
 
   async start(): Promise<void> {
-    if (this.running) return;
-    this.running = true;
-    this.stopListening = await listenForEvents(this.deps.db, () => this.wake());
-    this.loop = this.run();
+    if (this.stopListening) return;
+    this.stopListening = await listenForEvents(this.deps.db, () => this.loop.wake());
+    this.loop.start();
   }
 
-  wake(): void {
-    this.woken = true;
-    this.wakeUp?.();
+  /** One round of the loop: claims as many events as there are free slots; true while more may be due. */
+  private async round(): Promise<boolean> {
+    const room = Math.min(BATCH, MAX_IN_FLIGHT - this.inFlight);
+    if (room === 0) return false;
+    const { token, claimed, ready } = await this.claim(room);
+    this.backlog = claimed === room;
+    this.launch(token, ready);
+    return this.backlog;
   }
 
   /** Starts the claimed events' attempts; their outcomes go to the writer as they come back. */
@@ -93,47 +100,19 @@ export class DeliveryWorker {
         .finally(() => {
           this.inFlight -= 1;
           this.settled.delete(done);
-          if (this.backlog) this.wake();
+          if (this.backlog) this.loop.wake();
         });
       this.settled.add(done);
     }
   }
 
-  private async run(): Promise<void> {
-    while (this.running) {
-      this.woken = false;
-      const room = Math.min(BATCH, MAX_IN_FLIGHT - this.inFlight);
-      if (room > 0) {
-        try {
-          const { token, claimed, ready } = await this.claim(room);
-          this.backlog = claimed === room;
-          this.launch(token, ready);
-          if (this.backlog) continue;
-        } catch (error) {
-          this.deps.log.error({ err: error }, "claiming webhook events failed");
-        }
-      }
-      if (this.woken || !this.running) continue;
-      await new Promise<void>((resolve) => {
-        const timer = setTimeout(resolve, IDLE_POLL_MS);
-        this.wakeUp = () => {
-          clearTimeout(timer);
-          resolve();
-        };
-      });
-      this.wakeUp = null;
-    }
-  }
-
   /** Finishes the attempts under way and writes them; unclaimed events wait for the next worker. */
   async stop(): Promise<void> {
-    this.running = false;
-    this.wake();
-    await this.loop;
+    await this.loop.stop();
     await Promise.all([...this.settled]);
     await this.written.drain();
     await this.stopListening?.().catch(() => undefined);
-    this.loop = null;
+    this.stopListening = null;
   }
 }
 
