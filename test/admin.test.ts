@@ -16,6 +16,7 @@ const ADMIN_REQUESTS: InjectOptions[] = [
   { method: "POST", url: "/api/admin/tenants", payload: { name: "Nobody" } },
   { method: "GET", url: "/api/admin/tenants" },
   { method: "GET", url: "/api/admin/tenants/ten_0000" },
+  { method: "GET", url: "/api/admin/tenants/ten_0000/webhook-usage" },
   { method: "PATCH", url: "/api/admin/tenants/ten_0000", payload: { name: "Renamed" } },
   {
     method: "POST",
@@ -565,6 +566,37 @@ describe("admin surface", () => {
       const bad = await admin({ method: "POST", url: "/api/admin/jobs/retention/run", payload: { now: "yesterday" } });
       expect(bad.statusCode).toBe(400);
       expect(bad.json().message).toContain("now");
+    });
+  });
+
+  describe("webhook usage", () => {
+    it("answers the month's count, the allowance and its 110% sending limit, and the events held", async () => {
+      const tenant = await createTenant({ name: "Metered", webhookAllowance: 15 });
+      const res = await admin({ method: "GET", url: `/api/admin/tenants/${tenant.id}/webhook-usage?month=2026-02` });
+      expect(res.statusCode, res.body).toBe(200);
+      expect(res.json().data).toEqual({ month: "2026-02", sent: 0, allowance: 15, sendingLimit: 17, held: 0 });
+      await t.ctx.db.query("insert into webhook_usage (tenant_id, month, sent) values ($1, '2026-02-01', 12)", [
+        tenant.id,
+      ]);
+      const counted = await admin({
+        method: "GET",
+        url: `/api/admin/tenants/${tenant.id}/webhook-usage?month=2026-02`,
+      });
+      expect(counted.json().data).toMatchObject({ sent: 12 });
+      // Without a month: the current one (UTC), counted separately.
+      const current = await admin({ method: "GET", url: `/api/admin/tenants/${tenant.id}/webhook-usage` });
+      expect(current.json().data).toMatchObject({ month: t.clock.now().toISOString().slice(0, 7), sent: 0 });
+    });
+
+    it("shows no limit for an unlimited tenant, 404 for an unknown one and 400 for a bad month", async () => {
+      const unlimited = await createTenant({ name: "Unlimited", webhookAllowance: null });
+      const res = await admin({ method: "GET", url: `/api/admin/tenants/${unlimited.id}/webhook-usage` });
+      expect(res.json().data).toMatchObject({ allowance: null, sendingLimit: null });
+      const unknown = await admin({ method: "GET", url: "/api/admin/tenants/ten_nosuch/webhook-usage" });
+      expect(unknown.statusCode).toBe(404);
+      const bad = await admin({ method: "GET", url: `/api/admin/tenants/${unlimited.id}/webhook-usage?month=2026-13` });
+      expect(bad.statusCode).toBe(400);
+      expect(bad.json().message).toContain("month");
     });
   });
 });

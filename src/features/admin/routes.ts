@@ -8,6 +8,7 @@ import { newId } from "../../platform/ids.js";
 import { runJob } from "../../platform/jobs.js";
 import type { Actor } from "../audit/index.js";
 import { broadcastRevoked } from "../auth/index.js";
+import { webhookUsage } from "../outgoing-webhooks/index.js";
 import {
   createTenant,
   createUser,
@@ -31,6 +32,8 @@ import {
   TenantPatchBody,
   UserIdParam,
   UserPatchBody,
+  WebhookUsageQuery,
+  WebhookUsageSchema,
 } from "./schemas.js";
 
 const ADMIN: Actor = { type: "admin" };
@@ -96,6 +99,26 @@ export function adminRoutes(ctx: AppContext, adminKey: string): FastifyPluginAsy
         const tenant = await getTenant(ctx.db, request.params.id);
         if (!tenant) throw ApiError.notFound("Tenant", request.params.id);
         return ok(tenant);
+      },
+    );
+
+    app.get(
+      "/tenants/:id/webhook-usage",
+      {
+        schema: {
+          tags: ["Tenants"],
+          summary: "A tenant's outgoing webhook postbacks counted against its monthly allowance",
+          security,
+          params: TenantId,
+          querystring: WebhookUsageQuery,
+          response: { 200: Envelope(WebhookUsageSchema), ...errorResponses },
+        },
+      },
+      async (request) => {
+        const month = request.query.month ?? ctx.clock.now().toISOString().slice(0, 7);
+        const usage = await webhookUsage(ctx.db, request.params.id, month);
+        if (!usage) throw ApiError.notFound("Tenant", request.params.id);
+        return ok(usage);
       },
     );
 

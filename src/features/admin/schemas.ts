@@ -42,6 +42,29 @@ export const CreatedTenant = Type.Object({
   postbackKey: Type.String({ description: "Secret of the tenant's postback URL; shown once" }),
 });
 
+export const WebhookUsageQuery = Type.Object({
+  month: Type.Optional(
+    Type.String({
+      pattern: "^[0-9]{4}-(0[1-9]|1[0-2])$",
+      description: "Calendar month (UTC), YYYY-MM; default the current one",
+    }),
+  ),
+});
+
+export const WebhookUsageSchema = Type.Object({
+  month: Type.String({ description: "YYYY-MM" }),
+  sent: Type.Integer({ description: "Postbacks counted this month (each event once, at its first attempt)" }),
+  allowance: Type.Unsafe<number | null>({
+    type: ["integer", "null"],
+    description: "Monthly allowance; null is unlimited",
+  }),
+  sendingLimit: Type.Unsafe<number | null>({
+    type: ["integer", "null"],
+    description: "Events are sent while `sent` is below this (110% of the allowance); beyond it they are Held",
+  }),
+  held: Type.Integer({ description: "Events held now, waiting for the allowance" }),
+});
+
 export const TenantId = Type.Object({ id: Type.String({ pattern: "^ten_[0-9a-z]+$", maxLength: 64 }) });
 export const UserIdParam = Type.Object({ id: Type.String({ pattern: "^usr_[0-9a-z]+$", maxLength: 64 }) });
 

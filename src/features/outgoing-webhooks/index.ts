@@ -9,7 +9,7 @@ import { fanOut } from "./fan-out.js";
 import { DeliveryWorker } from "./worker.js";
 
 export { webhookEventRoutes } from "./event-routes.js";
-export { recheckHeldEvents } from "./metering.js";
+export { recheckHeldEvents, webhookUsage } from "./metering.js";
 export { webhookSettingsRoutes } from "./routes.js";
 export type { DeliveryWorker } from "./worker.js";
 

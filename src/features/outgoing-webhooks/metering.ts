@@ -116,3 +116,32 @@ export async function recheckHeldEvents(tx: Queryable, tenantId: string, now: Da
   );
   if (rows.length > 0) await announceEvents(tx, tenantId);
 }
+
+export interface WebhookUsage {
+  month: string;
+  sent: number;
+  allowance: number | null;
+  /** Sending stops at this count (110% of the allowance); null when unlimited. */
+  sendingLimit: number | null;
+  held: number;
+}
+
+/** A tenant's postbacks counted in a calendar month (UTC, `YYYY-MM`), and its events held now. */
+export async function webhookUsage(db: Queryable, tenantId: string, month: string): Promise<WebhookUsage | null> {
+  const [row] = await db.query<{ allowance: number | null; sent: number; held: number }>(
+    `select t.webhook_allowance as allowance,
+            coalesce((select sent from webhook_usage where tenant_id = t.id and month = $2::date), 0)::int as sent,
+            (select count(*) from webhook_events where tenant_id = t.id and status = 'Held')::int as held
+       from tenants t where t.id = $1`,
+    [tenantId, `${month}-01`],
+  );
+  if (!row) return null;
+  const allowance = row.allowance === null ? null : Number(row.allowance);
+  return {
+    month,
+    sent: row.sent,
+    allowance,
+    sendingLimit: allowance === null ? null : Math.ceil((allowance * TOLERANCE_TENTHS) / 10),
+    held: row.held,
+  };
+}
