@@ -1,9 +1,22 @@
 /* biome-ignore-all lint/suspicious/noTemplateCurlyInString: webhook URL templates use the ${name} placeholder syntax */
 import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest";
-import type { DeliveryEvent as Event } from "../src/features/outgoing-webhooks/event-service.js";
-import { ADMIN_KEY, seedTenancy, startTestApp, type Tenancy, type TestApp } from "./helpers/app.js";
-import { type CatalogFixture, clickThrough, createVia, seedCatalog } from "./helpers/catalog.js";
+import type { Tenancy, TestApp } from "./helpers/app.js";
+import { type CatalogFixture, clickThrough, createVia } from "./helpers/catalog.js";
 import { type Receiver, startReceiver } from "./helpers/receiver.js";
+import {
+  cancelWaitingEvents,
+  convert,
+  createHook,
+  listEvents,
+  PAYLOAD_KEYS,
+  receiverPaths,
+  seedTenantWithCatalog,
+  setClickWebhooks,
+  startWebhookTestApp,
+  suspendHook,
+  type TenantWithCatalog,
+  WEBHOOKS_API,
+} from "./helpers/webhooks.js";
 
 // Click postbacks (spec part 6: Click is offered in a webhook's type list only when click webhooks
 // are turned on for the account; API.md: "`Click` fires only where the tenant has click webhooks
@@ -11,86 +24,43 @@ import { type Receiver, startReceiver } from "./helpers/receiver.js";
 // makes one delivery event per matching webhook, of type Click, carrying the click id and no
 // conversion; the worker is ticked by hand against a real loopback receiver.
 
-const BASE = "/api/v1/conversions/outgoing/webhooks";
-const ENV = { WEBHOOK_ALLOWED_HOSTS: "127.0.0.1", WEBHOOK_TIMEOUT_MS: "500" };
-const PAYLOAD_KEYS = [
-  "account",
-  "attribution",
-  "brand",
-  "clickDate",
-  "clickId",
-  "conversionId",
-  "conversionType",
-  "currency",
-  "eventName",
-  "eventTime",
-  "eventValue",
-  "pageViews",
-  "program",
-  "trafficSource",
-];
-
-interface Fixture {
-  who: Tenancy;
-  cat: CatalogFixture;
-}
-
 let t: TestApp;
 let rx: Receiver;
-let pathCounter = 0;
 
 beforeAll(async () => {
   // Clicks stay in the buffer until a test writes them (flush), so each test knows when the
   // click batch's transaction (and its fan-out) runs.
-  t = await startTestApp({ env: ENV, app: { rateLimit: { max: 100_000 }, clicks: { intervalMs: 3_600_000 } } });
+  t = await startWebhookTestApp({ app: { clicks: { intervalMs: 3_600_000 } } });
   rx = await startReceiver();
 });
 afterAll(async () => {
   await t.close();
   await rx.close();
 });
-// A tick claims due events of every tenant: nothing a test leaves waiting may reach the next one.
-afterEach(async () => {
-  await t.ctx.db.query("update webhook_events set status = 'Cancelled' where status in ('Queued', 'Retrying')");
-});
+afterEach(() => cancelWaitingEvents(t));
 
-const path = (name: string) => `/clk${++pathCounter}/${name}`;
+const path = receiverPaths("/clk");
 const tick = () => t.ctx.delivery.tick();
-const auth = (who: Tenancy) => ({ authorization: who.apiKey });
-
-async function setClickWebhooks(who: Tenancy, on: boolean): Promise<void> {
-  const res = await t.call({
-    method: "PATCH",
-    url: `/api/admin/tenants/${who.tenantId}`,
-    headers: { authorization: `Bearer ${ADMIN_KEY}` },
-    payload: { entitlements: { clickWebhooks: on } },
-  });
-  expect(res.statusCode, res.body).toBe(200);
-  expect(res.json().data.entitlements.clickWebhooks).toBe(on);
-}
 
 /** A tenant with a catalog; click webhooks turned on through the admin API unless `clickWebhooks` is false. */
-async function tenant(clickWebhooks = true): Promise<Fixture> {
-  const who = await seedTenancy(t);
-  const cat = await seedCatalog(t, who);
-  if (clickWebhooks) await setClickWebhooks(who, true);
-  return { who, cat };
+async function tenant(clickWebhooks = true): Promise<TenantWithCatalog> {
+  const fixture = await seedTenantWithCatalog(t);
+  if (clickWebhooks) await setClickWebhooks(t, fixture.who, true);
+  return fixture;
 }
 
 function postHook(who: Tenancy, body: Record<string, unknown>) {
   return t.call({
     method: "POST",
-    url: `${BASE}/settings`,
-    headers: auth(who),
+    url: `${WEBHOOKS_API}/settings`,
+    headers: { authorization: who.apiKey },
     payload: { name: "Click receiver", method: "GET", ...body },
   });
 }
 
-async function createHook(who: Tenancy, body: Record<string, unknown>): Promise<string> {
-  const res = await postHook(who, body);
-  if (res.statusCode !== 201) throw new Error(`creating a webhook answered ${res.statusCode}: ${res.body}`);
-  return res.json().data.id;
-}
+/** Creates a webhook named as postHook names it; returns its id. */
+const clickHook = async (who: Tenancy, body: Record<string, unknown>) =>
+  (await createHook(t, who, { name: "Click receiver", ...body })).id;
 
 /** Clicks through /go (on the fixture's source unless another is given) and writes the click buffer. */
 async function clickAndWrite(cat: CatalogFixture, query = "", sourceId = cat.trafficSourceId): Promise<string> {
@@ -99,19 +69,13 @@ async function clickAndWrite(cat: CatalogFixture, query = "", sourceId = cat.tra
   return clickId;
 }
 
-async function listEvents(who: Tenancy, query = ""): Promise<Event[]> {
-  const res = await t.call({ method: "GET", url: `${BASE}/events${query}`, headers: auth(who) });
-  expect(res.statusCode, res.body).toBe(200);
-  return res.json().data;
-}
-
-const eventsOfClick = (who: Tenancy, clickId: string) => listEvents(who, `?clickId=${clickId}`);
+const eventsOfClick = (who: Tenancy, clickId: string) => listEvents(t, who, `?clickId=${clickId}`);
 
 describe("Click postbacks", () => {
   it("a click fires a webhook filtered on Click: one Click event with the click id and no conversion", async () => {
     const { who, cat } = await tenant();
     const p = path("get");
-    const hook = await createHook(who, {
+    const hook = await clickHook(who, {
       url:
         `${rx.base}${p}?click=\${clickId}&type=\${conversionType}&conv=\${conversionId}&event=\${eventName}` +
         "&gclid=${gclid}&source=${trafficSourceId}&account={{account}}&ua=${clientUserAgent}",
@@ -148,22 +112,16 @@ describe("Click postbacks", () => {
     expect((await eventsOfClick(who, clickId))[0]).toMatchObject({ status: "Delivered", attempts: 1 });
 
     // A conversion on that click is not a Click: this webhook does not fire for it.
-    const res = await t.call({
-      method: "POST",
-      url: "/api/v1/conversions",
-      headers: auth(who),
-      payload: { type: "Signup", clickId },
-    });
-    expect(res.statusCode, res.body).toBe(201);
-    expect(await listEvents(who, `?conversionId=${res.json().data.id}`)).toEqual([]);
+    const conversionId = await convert(t, who, { type: "Signup", clickId });
+    expect(await listEvents(t, who, `?conversionId=${conversionId}`)).toEqual([]);
     expect(await eventsOfClick(who, clickId)).toHaveLength(1);
   });
 
   it("a POST webhook with an empty type filter gets the click as JSON with conversionType Click", async () => {
     const { who, cat } = await tenant();
     const [pAll, pDeposit] = [path("post-all"), path("deposit-only")];
-    const all = await createHook(who, { url: `${rx.base}${pAll}`, method: "POST" });
-    await createHook(who, { url: `${rx.base}${pDeposit}`, method: "POST", conversionTypes: ["Deposit"] });
+    const all = await clickHook(who, { url: `${rx.base}${pAll}`, method: "POST" });
+    await clickHook(who, { url: `${rx.base}${pDeposit}`, method: "POST", conversionTypes: ["Deposit"] });
 
     const clickId = await clickAndWrite(cat, "?fbclid=FB-1&pa=sub-a&pb=sub-b&ext=ext-9");
     const events = await eventsOfClick(who, clickId);
@@ -195,16 +153,16 @@ describe("Click postbacks", () => {
   it("makes one event per click of a batch, each with its own click id", async () => {
     const { who, cat } = await tenant();
     const p = path("batch");
-    await createHook(who, { url: `${rx.base}${p}?click=\${clickId}`, conversionTypes: ["Click"] });
+    await clickHook(who, { url: `${rx.base}${p}?click=\${clickId}`, conversionTypes: ["Click"] });
     const clicks = [
       await clickThrough(t, cat, "?pa=1"),
       await clickThrough(t, cat, "?pa=2"),
       await clickThrough(t, cat, "?pa=3"),
     ];
     // Nothing before the batch is written.
-    expect(await listEvents(who)).toEqual([]);
+    expect(await listEvents(t, who)).toEqual([]);
     await t.ctx.tracking.clicks.flush();
-    const events = await listEvents(who);
+    const events = await listEvents(t, who);
     expect(events.map((e) => e.clickId).sort()).toEqual([...clicks].sort());
     expect(await tick()).toBe(3);
     expect(
@@ -218,7 +176,7 @@ describe("Click postbacks", () => {
   it("a tenant without click webhooks gets no Click events and cannot save Click in the type list", async () => {
     const { who, cat } = await tenant(false);
     const p = path("no-entitlement");
-    const all = await createHook(who, { url: `${rx.base}${p}?click=\${clickId}` });
+    const all = await clickHook(who, { url: `${rx.base}${p}?click=\${clickId}` });
 
     const refused = await postHook(who, { url: `${rx.base}${p}`, conversionTypes: ["Click"] });
     expect(refused.statusCode, refused.body).toBe(400);
@@ -232,11 +190,11 @@ describe("Click postbacks", () => {
 
     // Turned on: the same webhook (empty filter) fires for clicks; turned off again: silent,
     // even for a webhook that lists Click.
-    await setClickWebhooks(who, true);
-    const clickOnly = await createHook(who, { url: `${rx.base}${p}?click=\${clickId}`, conversionTypes: ["Click"] });
+    await setClickWebhooks(t, who, true);
+    const clickOnly = await clickHook(who, { url: `${rx.base}${p}?click=\${clickId}`, conversionTypes: ["Click"] });
     const second = await clickAndWrite(cat);
     expect((await eventsOfClick(who, second)).map((e) => e.webhookId).sort()).toEqual([all, clickOnly].sort());
-    await setClickWebhooks(who, false);
+    await setClickWebhooks(t, who, false);
     const third = await clickAndWrite(cat);
     expect(await eventsOfClick(who, third)).toEqual([]);
 
@@ -248,17 +206,17 @@ describe("Click postbacks", () => {
     const { who, cat } = await tenant();
     const otherSource = await createVia(t, who, "traffic-sources", { name: "Other source" });
     const [pMine, pOther, pAffiliate] = [path("mine"), path("other"), path("affiliate")];
-    const mine = await createHook(who, {
+    const mine = await clickHook(who, {
       url: `${rx.base}${pMine}?click=\${clickId}`,
       conversionTypes: ["Click"],
       trafficSourceId: cat.trafficSourceId,
     });
-    const other = await createHook(who, {
+    const other = await clickHook(who, {
       url: `${rx.base}${pOther}?click=\${clickId}`,
       conversionTypes: ["Click"],
       trafficSourceId: otherSource,
     });
-    const affiliate = await createHook(who, { url: `${rx.base}${pAffiliate}?click=\${clickId}` });
+    const affiliate = await clickHook(who, { url: `${rx.base}${pAffiliate}?click=\${clickId}` });
 
     const onMine = await clickAndWrite(cat);
     const onOther = await clickAndWrite(cat, "", otherSource);
@@ -280,7 +238,7 @@ describe("Click postbacks", () => {
   it("respects the attribution-source filter", async () => {
     const { who, cat } = await tenant();
     const p = path("google-only");
-    const hook = await createHook(who, {
+    const hook = await clickHook(who, {
       url: `${rx.base}${p}?click=\${clickId}`,
       conversionTypes: ["Click"],
       attributionSources: ["google"],
@@ -294,11 +252,9 @@ describe("Click postbacks", () => {
   it("a Disabled webhook creates nothing; a Suspended one creates a Paused Click event, never sent", async () => {
     const { who, cat } = await tenant();
     const [pDisabled, pSuspended] = [path("disabled"), path("suspended")];
-    await createHook(who, { url: `${rx.base}${pDisabled}`, conversionTypes: ["Click"], status: "Disabled" });
-    const suspended = await createHook(who, { url: `${rx.base}${pSuspended}`, conversionTypes: ["Click"] });
-    await t.ctx.db.query("update outgoing_webhooks set status = 'Suspended', status_reason = 'test' where id = $1", [
-      suspended,
-    ]);
+    await clickHook(who, { url: `${rx.base}${pDisabled}`, conversionTypes: ["Click"], status: "Disabled" });
+    const suspended = await clickHook(who, { url: `${rx.base}${pSuspended}`, conversionTypes: ["Click"] });
+    await suspendHook(t, suspended);
 
     const clickId = await clickAndWrite(cat);
     const events = await eventsOfClick(who, clickId);
@@ -310,7 +266,7 @@ describe("Click postbacks", () => {
 
   it("a bot's visit is not a counted click and fires nothing", async () => {
     const { who, cat } = await tenant();
-    await createHook(who, { url: `${rx.base}${path("bots")}`, conversionTypes: ["Click"] });
+    await clickHook(who, { url: `${rx.base}${path("bots")}`, conversionTypes: ["Click"] });
     const res = await t.call({
       method: "GET",
       url: `/go/${cat.linkId}/${cat.trafficSourceId}`,
@@ -318,6 +274,6 @@ describe("Click postbacks", () => {
     });
     expect(res.statusCode).toBe(302);
     await t.ctx.tracking.clicks.flush();
-    expect(await listEvents(who)).toEqual([]);
+    expect(await listEvents(t, who)).toEqual([]);
   });
 });

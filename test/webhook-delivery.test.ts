@@ -4,16 +4,35 @@ import { claimDue, deliver } from "../src/features/outgoing-webhooks/delivery.js
 import type { Attempt, DeliveryEvent as Event } from "../src/features/outgoing-webhooks/event-service.js";
 import { DeliveryWorker } from "../src/features/outgoing-webhooks/worker.js";
 import { AddressPolicy } from "../src/platform/webhook-sender.js";
-import { ADMIN_KEY, seedTenancy, startTestApp, type Tenancy, type TestApp } from "./helpers/app.js";
-import { type CatalogFixture, createVia, seedCatalog } from "./helpers/catalog.js";
+import { seedTenancy, startTestApp, type Tenancy, type TestApp } from "./helpers/app.js";
+import { type CatalogFixture, createVia } from "./helpers/catalog.js";
 import { closedPort, type Receiver, selfSignedCertificate, startReceiver } from "./helpers/receiver.js";
+import {
+  attemptsOf,
+  type Conversion,
+  cancelWaitingEvents,
+  conversionsAt,
+  createHook,
+  eventOf,
+  eventsOf,
+  getEvent,
+  listEvents,
+  PAYLOAD_KEYS,
+  patchHook,
+  receiverPaths,
+  recordConversion,
+  seedTenantWithCatalog,
+  setClickWebhooks,
+  startWebhookTestApp,
+  suspendHook,
+  WEBHOOKS_API,
+  withId,
+} from "./helpers/webhooks.js";
 
 // Outgoing conversion webhooks, from the conversion to what a real loopback receiver gets
 // (spec parts 2, 4, 5.12-13, 6 and 8; API.md "Outgoing conversion webhooks"): fan-out,
 // the request, failures and retries, leases, the attempt log, the events API and the worker loop.
 
-const BASE = "/api/v1/conversions/outgoing/webhooks";
-const ENV = { WEBHOOK_ALLOWED_HOSTS: "127.0.0.1", WEBHOOK_TIMEOUT_MS: "500" };
 const HOUR = 3_600_000;
 const DAY = 24 * HOUR;
 const BROWSER = "Mozilla/5.0 (X11; Linux x86_64) AppleWebKit/537.36 Chrome/126.0 Safari/537.36";
@@ -30,80 +49,24 @@ const EVENT_KEYS = [
   "status",
   "webhookId",
 ];
-const PAYLOAD_KEYS = [
-  "account",
-  "attribution",
-  "brand",
-  "clickDate",
-  "clickId",
-  "conversionId",
-  "conversionType",
-  "currency",
-  "eventName",
-  "eventTime",
-  "eventValue",
-  "pageViews",
-  "program",
-  "trafficSource",
-];
-
-interface Fixture {
-  who: Tenancy;
-  cat: CatalogFixture;
-}
 
 let t: TestApp;
 let rx: Receiver;
-let pathCounter = 0;
 /** Tenants whose pending events outlive a test (a describe's shared fixture). */
 const keepPending = new Set<string>();
 
 beforeAll(async () => {
   // Clicks stay in the buffer until a conversion needs them; nothing writes them on a timer.
-  t = await startTestApp({ env: ENV, app: { rateLimit: { max: 100_000 }, clicks: { intervalMs: 3_600_000 } } });
+  t = await startWebhookTestApp({ app: { clicks: { intervalMs: 3_600_000 } } });
   rx = await startReceiver();
 });
 afterAll(async () => {
   await t.close();
   await rx.close();
 });
-// Every tick claims due events of every tenant: what a test leaves pending must not be sent
-// (and counted) in the next one.
-afterEach(async () => {
-  await t.ctx.db.query(
-    "update webhook_events set status = 'Cancelled' where status in ('Queued', 'Retrying') and tenant_id <> all($1)",
-    [[...keepPending]],
-  );
-});
+afterEach(() => cancelWaitingEvents(t, { keep: keepPending }));
 
-/** A receiver path of its own for each use, so tests never see each other's requests. */
-const path = (name: string) => `/r${++pathCounter}/${name}`;
-
-async function tenant(): Promise<Fixture> {
-  const who = await seedTenancy(t);
-  return { who, cat: await seedCatalog(t, who) };
-}
-
-async function createHook(who: Tenancy, body: Record<string, unknown>): Promise<{ id: string; url: string }> {
-  const res = await t.call({
-    method: "POST",
-    url: `${BASE}/settings`,
-    headers: { authorization: who.apiKey },
-    payload: { name: "Receiver", method: "GET", ...body },
-  });
-  if (res.statusCode !== 201) throw new Error(`creating a webhook answered ${res.statusCode}: ${res.body}`);
-  return res.json().data;
-}
-
-async function patchHook(who: Tenancy, id: string, body: Record<string, unknown>): Promise<void> {
-  const res = await t.call({
-    method: "PATCH",
-    url: `${BASE}/settings/${id}`,
-    headers: { authorization: who.apiKey },
-    payload: body,
-  });
-  expect(res.statusCode, res.body).toBe(200);
-}
+const path = receiverPaths("/r");
 
 /** A click through /go; returns its id read from the redirect. */
 async function click(cat: CatalogFixture, query = "", sourceId = cat.trafficSourceId): Promise<string> {
@@ -116,213 +79,154 @@ async function click(cat: CatalogFixture, query = "", sourceId = cat.trafficSour
   return new URL(String(res.headers.location)).searchParams.get("cid") as string;
 }
 
-interface Recorded {
-  id: string;
-  clickId: string | null;
-  trafficSourceId: number | null;
-  occurredAt: string;
-  attributed: boolean;
-}
-
-async function convert(who: Tenancy, payload: Record<string, unknown>): Promise<Recorded> {
-  const res = await t.call({
-    method: "POST",
-    url: "/api/v1/conversions",
-    headers: { authorization: who.apiKey },
-    payload,
-  });
-  expect(res.statusCode, res.body).toBe(201);
-  return res.json().data;
-}
-
-async function listEvents(who: Tenancy, query = ""): Promise<Event[]> {
-  const res = await t.call({ method: "GET", url: `${BASE}/events${query}`, headers: { authorization: who.apiKey } });
-  expect(res.statusCode, res.body).toBe(200);
-  return res.json().data;
-}
-
-async function eventsOf(who: Tenancy, conversionId: string): Promise<Event[]> {
-  return listEvents(who, `?conversionId=${conversionId}`);
-}
-
-async function oneEvent(who: Tenancy, conversionId: string): Promise<Event> {
-  const events = await eventsOf(who, conversionId);
-  expect(events).toHaveLength(1);
-  return events[0] as Event;
-}
-
-async function getEvent(who: Tenancy, id: string): Promise<Event> {
-  const res = await t.call({ method: "GET", url: `${BASE}/events/${id}`, headers: { authorization: who.apiKey } });
-  expect(res.statusCode, res.body).toBe(200);
-  return res.json().data;
-}
-
-async function attemptsOf(who: Tenancy, id: string): Promise<Attempt[]> {
-  const res = await t.call({
-    method: "GET",
-    url: `${BASE}/events/${id}/attempts`,
-    headers: { authorization: who.apiKey },
-  });
-  expect(res.statusCode, res.body).toBe(200);
-  return res.json().data;
-}
-
 const tick = () => t.ctx.delivery.tick();
-
-/** The conversion ids a receiver path got, from the `c` query parameter of each request. */
-const conversionsAt = (p: string) => rx.at(p).map((r) => r.query.get("c"));
-const withId = (p: string) => `${rx.base}${p}?c=\${conversionId}`;
-
-async function setClickWebhooks(who: Tenancy, on: boolean): Promise<void> {
-  const res = await t.call({
-    method: "PATCH",
-    url: `/api/admin/tenants/${who.tenantId}`,
-    headers: { authorization: `Bearer ${ADMIN_KEY}` },
-    payload: { entitlements: { clickWebhooks: on } },
-  });
-  expect(res.statusCode, res.body).toBe(200);
-}
 
 describe("fan-out: which conversions create delivery events", () => {
   it("fires an affiliate-level webhook for every conversion and a source webhook only for its source", async () => {
-    const { who, cat } = await tenant();
+    const { who, cat } = await seedTenantWithCatalog(t);
     const otherSource = await createVia(t, who, "traffic-sources", { name: "Other source" });
     const [pAff, pSrc, pOther] = [path("affiliate"), path("source"), path("other-source")];
-    const affiliate = await createHook(who, { url: withId(pAff) });
-    const bound = await createHook(who, { url: withId(pSrc), trafficSourceId: cat.trafficSourceId });
-    const boundOther = await createHook(who, { url: withId(pOther), trafficSourceId: otherSource });
+    const affiliate = await createHook(t, who, { url: withId(rx, pAff) });
+    const bound = await createHook(t, who, { url: withId(rx, pSrc), trafficSourceId: cat.trafficSourceId });
+    const boundOther = await createHook(t, who, { url: withId(rx, pOther), trafficSourceId: otherSource });
 
-    const onSource = await convert(who, { type: "Signup", clickId: await click(cat) });
+    const onSource = await recordConversion(t, who, { type: "Signup", clickId: await click(cat) });
     expect(onSource.trafficSourceId).toBe(cat.trafficSourceId);
-    const unattributed = await convert(who, { type: "Signup", clickId: "clk_unknown_to_this_tenant" });
+    const unattributed = await recordConversion(t, who, { type: "Signup", clickId: "clk_unknown_to_this_tenant" });
     expect(unattributed.attributed).toBe(false);
-    const noClick = await convert(who, { type: "Signup" });
-    const onOther = await convert(who, { type: "Signup", clickId: await click(cat, "", otherSource) });
+    const noClick = await recordConversion(t, who, { type: "Signup" });
+    const onOther = await recordConversion(t, who, { type: "Signup", clickId: await click(cat, "", otherSource) });
 
     // Both match the first conversion: two events, the receiver gets it twice.
-    const hooksOf = async (id: string) => (await eventsOf(who, id)).map((e) => e.webhookId).sort();
+    const hooksOf = async (id: string) => (await eventsOf(t, who, id)).map((e) => e.webhookId).sort();
     expect(await hooksOf(onSource.id)).toEqual([affiliate.id, bound.id].sort());
     expect(await hooksOf(unattributed.id)).toEqual([affiliate.id]);
     expect(await hooksOf(noClick.id)).toEqual([affiliate.id]);
     expect(await hooksOf(onOther.id)).toEqual([affiliate.id, boundOther.id].sort());
-    for (const event of await listEvents(who)) expect(event.status).toBe("Queued");
+    for (const event of await listEvents(t, who)) expect(event.status).toBe("Queued");
 
     expect(await tick()).toBe(6);
-    expect(conversionsAt(pAff).sort()).toEqual([onSource.id, unattributed.id, noClick.id, onOther.id].sort());
-    expect(conversionsAt(pSrc)).toEqual([onSource.id]);
-    expect(conversionsAt(pOther)).toEqual([onOther.id]);
-    for (const event of await listEvents(who)) expect(event.status).toBe("Delivered");
+    expect(conversionsAt(rx, pAff).sort()).toEqual([onSource.id, unattributed.id, noClick.id, onOther.id].sort());
+    expect(conversionsAt(rx, pSrc)).toEqual([onSource.id]);
+    expect(conversionsAt(rx, pOther)).toEqual([onOther.id]);
+    for (const event of await listEvents(t, who)) expect(event.status).toBe("Delivered");
   });
 
   it("creates no event for a Disabled webhook and sends nothing to it", async () => {
-    const { who, cat } = await tenant();
+    const { who, cat } = await seedTenantWithCatalog(t);
     const p = path("disabled");
-    const hook = await createHook(who, { url: withId(p), status: "Disabled" });
-    const conversion = await convert(who, { type: "Deposit", clickId: await click(cat), value: 5, currency: "EUR" });
-    expect(await eventsOf(who, conversion.id)).toEqual([]);
-    expect(await listEvents(who, `?webhookId=${hook.id}`)).toEqual([]);
+    const hook = await createHook(t, who, { url: withId(rx, p), status: "Disabled" });
+    const conversion = await recordConversion(t, who, {
+      type: "Deposit",
+      clickId: await click(cat),
+      value: 5,
+      currency: "EUR",
+    });
+    expect(await eventsOf(t, who, conversion.id)).toEqual([]);
+    expect(await listEvents(t, who, `?webhookId=${hook.id}`)).toEqual([]);
     await tick();
     expect(rx.at(p)).toEqual([]);
   });
 
   it("creates a Paused event for a Suspended webhook and never sends it", async () => {
-    const { who } = await tenant();
+    const { who } = await seedTenantWithCatalog(t);
     const p = path("suspended");
-    const hook = await createHook(who, { url: withId(p) });
-    await t.ctx.db.query("update outgoing_webhooks set status = 'Suspended', status_reason = 'test' where id = $1", [
-      hook.id,
-    ]);
-    const conversion = await convert(who, { type: "Signup" });
-    const event = await oneEvent(who, conversion.id);
+    const hook = await createHook(t, who, { url: withId(rx, p) });
+    await suspendHook(t, hook.id);
+    const conversion = await recordConversion(t, who, { type: "Signup" });
+    const event = await eventOf(t, who, conversion.id);
     expect(event).toMatchObject({ webhookId: hook.id, status: "Paused", attempts: 0, nextAttemptAt: null });
     await tick();
     t.clock.advance(2 * HOUR);
     await tick();
     expect(rx.at(p)).toEqual([]);
-    expect(await getEvent(who, event.id)).toMatchObject({ status: "Paused", attempts: 0, lastAttemptAt: null });
-    expect(await attemptsOf(who, event.id)).toEqual([]);
+    expect(await getEvent(t, who, event.id)).toMatchObject({ status: "Paused", attempts: 0, lastAttemptAt: null });
+    expect(await attemptsOf(t, who, event.id)).toEqual([]);
   });
 
   it("pauses a queued event, unsent, when its webhook is suspended before delivery", async () => {
-    const { who } = await tenant();
+    const { who } = await seedTenantWithCatalog(t);
     const p = path("suspended-later");
-    const hook = await createHook(who, { url: withId(p) });
-    const conversion = await convert(who, { type: "Signup" });
-    expect((await oneEvent(who, conversion.id)).status).toBe("Queued");
+    const hook = await createHook(t, who, { url: withId(rx, p) });
+    const conversion = await recordConversion(t, who, { type: "Signup" });
+    expect((await eventOf(t, who, conversion.id)).status).toBe("Queued");
     await t.ctx.db.query("update outgoing_webhooks set status = 'Suspended' where id = $1", [hook.id]);
     await tick();
     expect(rx.at(p)).toEqual([]);
-    expect(await oneEvent(who, conversion.id)).toMatchObject({ status: "Paused", attempts: 0 });
+    expect(await eventOf(t, who, conversion.id)).toMatchObject({ status: "Paused", attempts: 0 });
   });
 
   it("fires every eligible type with an empty type filter, only listed types otherwise, never commissions", async () => {
-    const { who } = await tenant();
+    const { who } = await seedTenantWithCatalog(t);
     const [pAll, pDeposit] = [path("all-types"), path("deposit-only")];
-    const all = await createHook(who, { url: withId(pAll) });
-    const depositOnly = await createHook(who, { url: withId(pDeposit), conversionTypes: ["Deposit", "Qualifier"] });
+    const all = await createHook(t, who, { url: withId(rx, pAll) });
+    const depositOnly = await createHook(t, who, {
+      url: withId(rx, pDeposit),
+      conversionTypes: ["Deposit", "Qualifier"],
+    });
     const ids: Record<string, string> = {};
     for (const type of ["Signup", "FirstTimeDeposit", "Qualifier", "Deposit"]) {
-      ids[type] = (await convert(who, { type, value: 10, currency: "EUR" })).id;
+      ids[type] = (await recordConversion(t, who, { type, value: 10, currency: "EUR" })).id;
     }
     for (const type of ["CpaCommission", "RevShareCommission", "FlatFeeCommission"]) {
-      const commission = await convert(who, { type, value: 10, currency: "EUR" });
-      expect(await eventsOf(who, commission.id), type).toEqual([]);
+      const commission = await recordConversion(t, who, { type, value: 10, currency: "EUR" });
+      expect(await eventsOf(t, who, commission.id), type).toEqual([]);
     }
     await tick();
-    expect(conversionsAt(pAll).sort()).toEqual(Object.values(ids).sort());
-    expect(conversionsAt(pDeposit).sort()).toEqual([ids.Qualifier, ids.Deposit].sort());
-    expect((await listEvents(who, `?webhookId=${all.id}`)).length).toBe(4);
-    expect((await listEvents(who, `?webhookId=${depositOnly.id}`)).length).toBe(2);
+    expect(conversionsAt(rx, pAll).sort()).toEqual(Object.values(ids).sort());
+    expect(conversionsAt(rx, pDeposit).sort()).toEqual([ids.Qualifier, ids.Deposit].sort());
+    expect((await listEvents(t, who, `?webhookId=${all.id}`)).length).toBe(4);
+    expect((await listEvents(t, who, `?webhookId=${depositOnly.id}`)).length).toBe(2);
   });
 
   it("fires Click conversions only while the tenant's clickWebhooks entitlement is on", async () => {
-    const { who } = await tenant();
+    const { who } = await seedTenantWithCatalog(t);
     const [pAll, pDeposit, pClick] = [path("all"), path("deposit"), path("click")];
-    await createHook(who, { url: withId(pAll) });
-    await createHook(who, { url: withId(pDeposit), conversionTypes: ["Deposit"] });
+    await createHook(t, who, { url: withId(rx, pAll) });
+    await createHook(t, who, { url: withId(rx, pDeposit), conversionTypes: ["Deposit"] });
 
-    const off = await convert(who, { type: "Click" });
-    expect(await eventsOf(who, off.id)).toEqual([]);
+    const off = await recordConversion(t, who, { type: "Click" });
+    expect(await eventsOf(t, who, off.id)).toEqual([]);
 
-    await setClickWebhooks(who, true);
-    const clickOnly = await createHook(who, { url: withId(pClick), conversionTypes: ["Click"] });
-    const on = await convert(who, { type: "Click" });
-    const firing = (await eventsOf(who, on.id)).map((e) => e.webhookId);
+    await setClickWebhooks(t, who, true);
+    const clickOnly = await createHook(t, who, { url: withId(rx, pClick), conversionTypes: ["Click"] });
+    const on = await recordConversion(t, who, { type: "Click" });
+    const firing = (await eventsOf(t, who, on.id)).map((e) => e.webhookId);
     expect(firing).toHaveLength(2);
     expect(firing).toContain(clickOnly.id);
 
     // Turned off again: even a webhook that lists Click stays silent.
-    await setClickWebhooks(who, false);
-    const offAgain = await convert(who, { type: "Click" });
-    expect(await eventsOf(who, offAgain.id)).toEqual([]);
+    await setClickWebhooks(t, who, false);
+    const offAgain = await recordConversion(t, who, { type: "Click" });
+    expect(await eventsOf(t, who, offAgain.id)).toEqual([]);
 
     await tick();
-    expect(conversionsAt(pAll)).toEqual([on.id]);
-    expect(conversionsAt(pClick)).toEqual([on.id]);
+    expect(conversionsAt(rx, pAll)).toEqual([on.id]);
+    expect(conversionsAt(rx, pClick)).toEqual([on.id]);
     expect(rx.at(pDeposit)).toEqual([]);
   });
 
   it("fires only for the attribution sources in the webhook's filter", async () => {
-    const { who, cat } = await tenant();
+    const { who, cat } = await seedTenantWithCatalog(t);
     const [pMeta, pDirect, pAny] = [path("meta"), path("direct"), path("any")];
-    await createHook(who, { url: withId(pMeta), attributionSources: ["meta", "microsoft"] });
-    await createHook(who, { url: withId(pDirect), attributionSources: ["direct"] });
-    await createHook(who, { url: withId(pAny) });
-    const meta = await convert(who, { type: "Signup", clickId: await click(cat, "?fbclid=FB-1") });
-    const google = await convert(who, { type: "Signup", clickId: await click(cat, "?gclid=G-1") });
-    const microsoft = await convert(who, { type: "Signup", clickId: await click(cat, "?msclkid=M-1") });
-    const direct = await convert(who, { type: "Signup" });
+    await createHook(t, who, { url: withId(rx, pMeta), attributionSources: ["meta", "microsoft"] });
+    await createHook(t, who, { url: withId(rx, pDirect), attributionSources: ["direct"] });
+    await createHook(t, who, { url: withId(rx, pAny) });
+    const meta = await recordConversion(t, who, { type: "Signup", clickId: await click(cat, "?fbclid=FB-1") });
+    const google = await recordConversion(t, who, { type: "Signup", clickId: await click(cat, "?gclid=G-1") });
+    const microsoft = await recordConversion(t, who, { type: "Signup", clickId: await click(cat, "?msclkid=M-1") });
+    const direct = await recordConversion(t, who, { type: "Signup" });
     await tick();
-    expect(conversionsAt(pMeta).sort()).toEqual([meta.id, microsoft.id].sort());
-    expect(conversionsAt(pDirect)).toEqual([direct.id]);
-    expect(conversionsAt(pAny).sort()).toEqual([meta.id, google.id, microsoft.id, direct.id].sort());
+    expect(conversionsAt(rx, pMeta).sort()).toEqual([meta.id, microsoft.id].sort());
+    expect(conversionsAt(rx, pDirect)).toEqual([direct.id]);
+    expect(conversionsAt(rx, pAny).sort()).toEqual([meta.id, google.id, microsoft.id, direct.id].sort());
   });
 
   it("writes no event for a repeated externalId (nothing new recorded or sent)", async () => {
-    const { who } = await tenant();
+    const { who } = await seedTenantWithCatalog(t);
     const p = path("dup");
-    await createHook(who, { url: withId(p) });
-    const first = await convert(who, { type: "Signup", externalId: "ext-dup-1" });
+    await createHook(t, who, { url: withId(rx, p) });
+    const first = await recordConversion(t, who, { type: "Signup", externalId: "ext-dup-1" });
     const again = await t.call({
       method: "POST",
       url: "/api/v1/conversions",
@@ -331,15 +235,15 @@ describe("fan-out: which conversions create delivery events", () => {
     });
     expect(again.statusCode).toBe(200);
     expect(again.json().data).toMatchObject({ id: first.id, duplicate: true });
-    expect(await listEvents(who)).toHaveLength(1);
+    expect(await listEvents(t, who)).toHaveLength(1);
     await tick();
-    expect(conversionsAt(p)).toEqual([first.id]);
+    expect(conversionsAt(rx, p)).toEqual([first.id]);
   });
 
   it("writes events in the conversion's transaction: a batch that fails writes no event", async () => {
-    const { who } = await tenant();
+    const { who } = await seedTenantWithCatalog(t);
     const p = path("tx");
-    await createHook(who, { url: withId(p) });
+    await createHook(t, who, { url: withId(rx, p) });
     const post = (items: Record<string, unknown>[]) =>
       t.call({
         method: "POST",
@@ -366,7 +270,7 @@ describe("fan-out: which conversions create delivery events", () => {
     } finally {
       await t.ctx.db.query("alter table conversions drop constraint test_refuses_boom");
     }
-    expect(await listEvents(who)).toEqual([]);
+    expect(await listEvents(t, who)).toEqual([]);
     const [row] = await t.ctx.db.query<{ n: number }>(
       "select count(*)::int as n from conversions where tenant_id = $1",
       [who.tenantId],
@@ -378,7 +282,7 @@ describe("fan-out: which conversions create delivery events", () => {
     // The same batch, valid, writes one event per conversion.
     const ok = await post([{ type: "Signup" }, { type: "Deposit", value: 5, currency: "EUR" }]);
     expect(ok.statusCode).toBe(201);
-    expect(await listEvents(who)).toHaveLength(2);
+    expect(await listEvents(t, who)).toHaveLength(2);
   });
 });
 
@@ -387,9 +291,9 @@ describe("delivery: the request the receiver gets", () => {
   const TRANSPORT_HEADERS = ["connection", "content-length", "host", "transfer-encoding"];
 
   it("POSTs the conversion payload as JSON, with the custom event name, and no other headers", async () => {
-    const { who, cat } = await tenant();
+    const { who, cat } = await seedTenantWithCatalog(t);
     const p = path("post");
-    const hook = await createHook(who, {
+    const hook = await createHook(t, who, {
       url: `${rx.base}${p}?event=\${eventName}`,
       method: "POST",
       eventNames: { Deposit: "purchase & more" },
@@ -404,7 +308,7 @@ describe("delivery: the request the receiver gets", () => {
     expect(view.statusCode, view.body).toBe(201);
     const viewedAt = t.clock.now().toISOString();
     t.clock.advance(60_000);
-    const conversion = await convert(who, {
+    const conversion = await recordConversion(t, who, {
       type: "Deposit",
       clickId,
       value: 25.5,
@@ -446,14 +350,14 @@ describe("delivery: the request the receiver gets", () => {
         { url: "https://brand.example/landing", title: "Landing", referrer: "https://ads.example/", at: viewedAt },
       ],
     });
-    expect((await listEvents(who, `?webhookId=${hook.id}`))[0]?.status).toBe("Delivered");
+    expect((await listEvents(t, who, `?webhookId=${hook.id}`))[0]?.status).toBe("Delivered");
   });
 
   it("sends null for every value an unattributed conversion lacks, and its own event name without a custom one", async () => {
-    const { who } = await tenant();
+    const { who } = await seedTenantWithCatalog(t);
     const p = path("post-nulls");
-    await createHook(who, { url: `${rx.base}${p}`, method: "POST", eventNames: { Deposit: "purchase" } });
-    const conversion = await convert(who, { type: "Signup", clickId: "clk_nobody_knows" });
+    await createHook(t, who, { url: `${rx.base}${p}`, method: "POST", eventNames: { Deposit: "purchase" } });
+    const conversion = await recordConversion(t, who, { type: "Signup", clickId: "clk_nobody_knows" });
     await tick();
     expect(rx.at(p)).toHaveLength(1);
     expect(JSON.parse(rx.at(p)[0]?.body ?? "null")).toEqual({
@@ -475,16 +379,16 @@ describe("delivery: the request the receiver gets", () => {
   });
 
   it("sends a GET without a body and renders placeholders encoded or raw, case-insensitively", async () => {
-    const { who, cat } = await tenant();
+    const { who, cat } = await seedTenantWithCatalog(t);
     const p = path("get");
     const template =
       `${rx.base}${p}?click=\${clickId}&name={{eventName}}&raw={{{parameterA}}}&enc=\${parameterA}` +
       "&ua=${clientUserAgent}&g=${GCLID}&missing=${msclkid}&ts=${eventTimeStamp}&brand=${brandId}" +
       "&src={{ trafficSource }}&value=${eventValue}&cur=${currencyCode}";
-    await createHook(who, { url: template, method: "GET", eventNames: { Qualifier: "Big Win" } });
+    await createHook(t, who, { url: template, method: "GET", eventNames: { Qualifier: "Big Win" } });
     // pa arrives as the value "x%2Fy&z": raw keeps it as it is, encoded escapes it again.
     const clickId = await click(cat, "?gclid=G-7&pa=x%252Fy");
-    const conversion = await convert(who, { type: "Qualifier", clickId, value: 12.5, currency: "GBP" });
+    const conversion = await recordConversion(t, who, { type: "Qualifier", clickId, value: 12.5, currency: "GBP" });
     await tick();
 
     expect(rx.at(p)).toHaveLength(1);
@@ -513,38 +417,38 @@ describe("delivery: the request the receiver gets", () => {
   });
 
   it("uses the webhook's current URL at each attempt: a retry goes to the URL saved since", async () => {
-    const { who } = await tenant();
+    const { who } = await seedTenantWithCatalog(t);
     const [pOld, pNew] = [path("old"), path("new")];
     rx.on(pOld, { status: 503 });
-    const oldTemplate = withId(pOld);
-    const newTemplate = withId(pNew);
-    const hook = await createHook(who, { url: oldTemplate });
-    const conversion = await convert(who, { type: "Signup" });
+    const oldTemplate = withId(rx, pOld);
+    const newTemplate = withId(rx, pNew);
+    const hook = await createHook(t, who, { url: oldTemplate });
+    const conversion = await recordConversion(t, who, { type: "Signup" });
     await tick();
-    expect((await oneEvent(who, conversion.id)).status).toBe("Retrying");
+    expect((await eventOf(t, who, conversion.id)).status).toBe("Retrying");
 
-    await patchHook(who, hook.id, { url: newTemplate });
+    await patchHook(t, who, hook.id, { url: newTemplate });
     t.clock.advance(1.2 * HOUR);
     await tick();
-    expect(conversionsAt(pOld)).toEqual([conversion.id]);
-    expect(conversionsAt(pNew)).toEqual([conversion.id]);
-    const event = await oneEvent(who, conversion.id);
+    expect(conversionsAt(rx, pOld)).toEqual([conversion.id]);
+    expect(conversionsAt(rx, pNew)).toEqual([conversion.id]);
+    const event = await eventOf(t, who, conversion.id);
     expect(event).toMatchObject({ status: "Delivered", attempts: 2 });
-    expect((await attemptsOf(who, event.id)).map((a) => a.urlTemplate)).toEqual([oldTemplate, newTemplate]);
+    expect((await attemptsOf(t, who, event.id)).map((a) => a.urlTemplate)).toEqual([oldTemplate, newTemplate]);
   });
 
   it("does not follow a redirect: a 302 is a failed attempt (http_status)", async () => {
-    const { who } = await tenant();
+    const { who } = await seedTenantWithCatalog(t);
     const [p, target] = [path("redirect"), path("redirect-target")];
     rx.on(p, { status: 302, headers: { location: `${rx.base}${target}` } });
-    await createHook(who, { url: withId(p) });
-    const conversion = await convert(who, { type: "Signup" });
+    await createHook(t, who, { url: withId(rx, p) });
+    const conversion = await recordConversion(t, who, { type: "Signup" });
     await tick();
     expect(rx.at(p)).toHaveLength(1);
     expect(rx.at(target)).toEqual([]);
-    const event = await oneEvent(who, conversion.id);
+    const event = await eventOf(t, who, conversion.id);
     expect(event.status).toBe("Retrying");
-    const [attempt] = await attemptsOf(who, event.id);
+    const [attempt] = await attemptsOf(t, who, event.id);
     expect(attempt).toMatchObject({ errorType: "http_status", response: { status: 302 } });
   });
 });
@@ -552,26 +456,26 @@ describe("delivery: the request the receiver gets", () => {
 describe("failures and retries", () => {
   /** One conversion to a fresh webhook at `url`; delivers it once and returns the event and its attempt. */
   async function failOnce(url: string): Promise<{ who: Tenancy; event: Event; attempt: Attempt }> {
-    const { who } = await tenant();
-    await createHook(who, { url });
-    const conversion = await convert(who, { type: "Signup" });
+    const { who } = await seedTenantWithCatalog(t);
+    await createHook(t, who, { url });
+    const conversion = await recordConversion(t, who, { type: "Signup" });
     await tick();
-    const event = await oneEvent(who, conversion.id);
-    const attempts = await attemptsOf(who, event.id);
+    const event = await eventOf(t, who, conversion.id);
+    const attempts = await attemptsOf(t, who, event.id);
     expect(attempts).toHaveLength(1);
     return { who, event, attempt: attempts[0] as Attempt };
   }
 
   it("retries a 5xx about one interval later and then delivers", async () => {
-    const { who } = await tenant();
+    const { who } = await seedTenantWithCatalog(t);
     const p = path("flaky");
     rx.on(p, [{ status: 503, body: "busy" }, { status: 200 }]);
-    await createHook(who, { url: withId(p) });
-    const conversion = await convert(who, { type: "Signup" });
+    await createHook(t, who, { url: withId(rx, p) });
+    const conversion = await recordConversion(t, who, { type: "Signup" });
     const first = t.clock.now().getTime();
     await tick();
 
-    const retrying = await oneEvent(who, conversion.id);
+    const retrying = await eventOf(t, who, conversion.id);
     expect(retrying).toMatchObject({ status: "Retrying", attempts: 1, lastAttemptAt: new Date(first).toISOString() });
     const next = Date.parse(retrying.nextAttemptAt ?? "");
     expect(next).toBeGreaterThanOrEqual(first + 0.9 * HOUR);
@@ -586,7 +490,7 @@ describe("failures and retries", () => {
     t.clock.set(new Date(next));
     await tick();
     expect(rx.at(p)).toHaveLength(2);
-    expect(await oneEvent(who, conversion.id)).toMatchObject({
+    expect(await eventOf(t, who, conversion.id)).toMatchObject({
       status: "Delivered",
       attempts: 2,
       lastAttemptAt: new Date(next).toISOString(),
@@ -623,18 +527,18 @@ describe("failures and retries", () => {
   it("logs a 2xx whose body holds a NUL character and sends it only once", async () => {
     const p = path("nul-body");
     rx.on(p, { status: 200, body: "ok\u0000done" });
-    const { who } = await tenant();
-    await createHook(who, { url: withId(p) });
-    const conversion = await convert(who, { type: "Signup" });
+    const { who } = await seedTenantWithCatalog(t);
+    await createHook(t, who, { url: withId(rx, p) });
+    const conversion = await recordConversion(t, who, { type: "Signup" });
     await tick();
     for (let i = 0; i < 3; i++) {
       t.clock.advance(HOUR);
       await tick();
     }
     expect(rx.at(p)).toHaveLength(1);
-    const event = await oneEvent(who, conversion.id);
+    const event = await eventOf(t, who, conversion.id);
     expect(event).toMatchObject({ status: "Delivered", attempts: 1 });
-    expect(await attemptsOf(who, event.id)).toHaveLength(1);
+    expect(await attemptsOf(t, who, event.id)).toHaveLength(1);
   });
 
   it("classifies a host name that does not resolve as dns", async () => {
@@ -686,16 +590,16 @@ describe("failures and retries", () => {
     ["a bare placeholder", "${clickId}"],
     ["a scheme that is not http", "{{{conversionType}}}://receiver.example/x"],
   ])("classifies a stored URL that renders to garbage (%s) as invalid_url", async (_label, template) => {
-    const { who } = await tenant();
+    const { who } = await seedTenantWithCatalog(t);
     const p = path("never");
-    const hook = await createHook(who, { url: `${rx.base}${p}` });
+    const hook = await createHook(t, who, { url: `${rx.base}${p}` });
     // Saved before save-time validation existed: only SQL can write it now.
     await t.ctx.db.query("update outgoing_webhooks set url = $2 where id = $1", [hook.id, template]);
-    const conversion = await convert(who, { type: "Signup" });
+    const conversion = await recordConversion(t, who, { type: "Signup" });
     await tick();
     expect(rx.at(p)).toEqual([]);
-    const event = await oneEvent(who, conversion.id);
-    const [attempt] = await attemptsOf(who, event.id);
+    const event = await eventOf(t, who, conversion.id);
+    const [attempt] = await attemptsOf(t, who, event.id);
     expect(attempt).toMatchObject({ errorType: "invalid_url", response: null, urlTemplate: template });
   });
 
@@ -720,7 +624,7 @@ describe("failures and retries", () => {
       for (const url of urls) {
         const res = await strict.call({
           method: "POST",
-          url: `${BASE}/settings`,
+          url: `${WEBHOOKS_API}/settings`,
           headers: { authorization: who.apiKey },
           payload: { name: "Loopback", url, method: "GET" },
         });
@@ -747,43 +651,43 @@ describe("failures and retries", () => {
   });
 
   it("gives up after 10 failed attempts: Failed, and nothing more is sent", async () => {
-    const { who } = await tenant();
+    const { who } = await seedTenantWithCatalog(t);
     const p = path("always-500");
     rx.on(p, { status: 500 });
-    await createHook(who, { url: withId(p) });
-    const conversion = await convert(who, { type: "Signup" });
+    await createHook(t, who, { url: withId(rx, p) });
+    const conversion = await recordConversion(t, who, { type: "Signup" });
     for (let attempt = 1; attempt <= 10; attempt++) {
       await tick();
-      const event = await oneEvent(who, conversion.id);
+      const event = await eventOf(t, who, conversion.id);
       expect(event.attempts).toBe(attempt);
       expect(event.status).toBe(attempt < 10 ? "Retrying" : "Failed");
       t.clock.advance(1.2 * HOUR);
     }
     expect(rx.at(p)).toHaveLength(10);
-    const failed = await oneEvent(who, conversion.id);
+    const failed = await eventOf(t, who, conversion.id);
     expect(failed.nextAttemptAt).toBeNull();
     t.clock.advance(DAY);
     await tick();
     expect(rx.at(p)).toHaveLength(10);
-    expect((await attemptsOf(who, failed.id)).map((a) => a.attempt)).toEqual([1, 2, 3, 4, 5, 6, 7, 8, 9, 10]);
+    expect((await attemptsOf(t, who, failed.id)).map((a) => a.attempt)).toEqual([1, 2, 3, 4, 5, 6, 7, 8, 9, 10]);
   });
 
   it("stops retrying an event when the next try would fall after 10 days: Failed", async () => {
-    const { who } = await tenant();
+    const { who } = await seedTenantWithCatalog(t);
     const p = path("old-event");
     rx.on(p, { status: 502 });
-    await createHook(who, { url: withId(p) });
-    const conversion = await convert(who, { type: "Signup" });
+    await createHook(t, who, { url: withId(rx, p) });
+    const conversion = await recordConversion(t, who, { type: "Signup" });
     const created = t.clock.now().getTime();
     await tick();
-    expect((await oneEvent(who, conversion.id)).status).toBe("Retrying");
+    expect((await eventOf(t, who, conversion.id)).status).toBe("Retrying");
 
     // The retry ran late (workers were down): it is tried once more, and the one after would
     // be past ten days since the event was created.
     t.clock.set(new Date(created + 10 * DAY - 30 * 60_000));
     await tick();
     expect(rx.at(p)).toHaveLength(2);
-    expect(await oneEvent(who, conversion.id)).toMatchObject({ status: "Failed", attempts: 2, nextAttemptAt: null });
+    expect(await eventOf(t, who, conversion.id)).toMatchObject({ status: "Failed", attempts: 2, nextAttemptAt: null });
     t.clock.advance(2 * HOUR);
     await tick();
     expect(rx.at(p)).toHaveLength(2);
@@ -798,11 +702,11 @@ describe("leases", () => {
   });
 
   it("does not let a second worker take an event while its lease holds, but does once it ran out", async () => {
-    const { who } = await tenant();
+    const { who } = await seedTenantWithCatalog(t);
     const p = path("lease");
-    await createHook(who, { url: withId(p) });
-    const conversion = await convert(who, { type: "Signup" });
-    const event = await oneEvent(who, conversion.id);
+    await createHook(t, who, { url: withId(rx, p) });
+    const conversion = await recordConversion(t, who, { type: "Signup" });
+    const event = await eventOf(t, who, conversion.id);
 
     // A worker claims it with a short lease and then dies.
     const claim = await claimDue(t.ctx.db, t.clock.now(), 64, 5_000);
@@ -815,8 +719,8 @@ describe("leases", () => {
 
     t.clock.advance(2_000);
     expect(await tick()).toBe(1);
-    expect(conversionsAt(p)).toEqual([conversion.id]);
-    expect(await getEvent(who, event.id)).toMatchObject({ status: "Delivered", attempts: 1 });
+    expect(conversionsAt(rx, p)).toEqual([conversion.id]);
+    expect(await getEvent(t, who, event.id)).toMatchObject({ status: "Delivered", attempts: 1 });
 
     // The stale holder wakes up and tries: it may send and its attempt is logged, but it
     // cannot write the outcome over the new holder's (here a failure over a delivery).
@@ -826,17 +730,17 @@ describe("leases", () => {
     );
     expect(outcome).toBe("stale");
     expect(rx.at(p)).toHaveLength(2);
-    expect(await getEvent(who, event.id)).toMatchObject({ status: "Delivered", attempts: 1, nextAttemptAt: null });
-    const attempts = await attemptsOf(who, event.id);
+    expect(await getEvent(t, who, event.id)).toMatchObject({ status: "Delivered", attempts: 1, nextAttemptAt: null });
+    const attempts = await attemptsOf(t, who, event.id);
     expect(attempts).toHaveLength(2);
     expect(attempts.map((a) => a.errorType).sort()).toEqual(["http_status", null].sort());
   });
 
   it("lets the holder of the current lease record the outcome", async () => {
-    const { who } = await tenant();
+    const { who } = await seedTenantWithCatalog(t);
     const p = path("holder");
-    await createHook(who, { url: withId(p) });
-    const conversion = await convert(who, { type: "Signup" });
+    await createHook(t, who, { url: withId(rx, p) });
+    const conversion = await recordConversion(t, who, { type: "Signup" });
     const claim = await claimDue(t.ctx.db, t.clock.now(), 64, 60_000);
     const held = claim.events.find((e) => e.conversion_type === "Signup" && e.snapshot.conversionId === conversion.id);
     expect(held).toBeDefined();
@@ -844,13 +748,13 @@ describe("leases", () => {
       t.clock.now(),
     );
     expect(outcome).toBe("delivered");
-    expect(await oneEvent(who, conversion.id)).toMatchObject({ status: "Delivered", attempts: 1 });
+    expect(await eventOf(t, who, conversion.id)).toMatchObject({ status: "Delivered", attempts: 1 });
   });
 });
 
 describe("attempt log", () => {
   it("logs the template (never the resolved URL), the request, the response and the duration", async () => {
-    const { who, cat } = await tenant();
+    const { who, cat } = await seedTenantWithCatalog(t);
     const p = path("log-get");
     rx.on(p, {
       status: 201,
@@ -858,16 +762,16 @@ describe("attempt log", () => {
       headers: { "x-receiver": "r1", "content-type": "application/json" },
     });
     const template = `${rx.base}${p}?key=receiver-secret&click=\${clickId}&c=\${conversionId}`;
-    await createHook(who, { url: template });
+    await createHook(t, who, { url: template });
     const clickId = await click(cat);
-    const conversion = await convert(who, { type: "Signup", clickId });
+    const conversion = await recordConversion(t, who, { type: "Signup", clickId });
     const at = t.clock.now().toISOString();
     await tick();
 
     const resolved = `${rx.base}${rx.at(p)[0]?.url}`;
     expect(resolved).toContain(clickId);
-    const event = await oneEvent(who, conversion.id);
-    const attempts = await attemptsOf(who, event.id);
+    const event = await eventOf(t, who, conversion.id);
+    const attempts = await attemptsOf(t, who, event.id);
     expect(attempts).toHaveLength(1);
     const [attempt] = attempts;
     expect(attempt).toEqual({
@@ -897,15 +801,15 @@ describe("attempt log", () => {
   });
 
   it("logs a POST's headers and body as sent, and truncates a big response body to 4 KB", async () => {
-    const { who } = await tenant();
+    const { who } = await seedTenantWithCatalog(t);
     const p = path("log-post");
     const big = "abcdefghij".repeat(1000);
     rx.on(p, { status: 200, body: big });
-    await createHook(who, { url: `${rx.base}${p}`, method: "POST" });
-    const conversion = await convert(who, { type: "Deposit", value: 3, currency: "USD" });
+    await createHook(t, who, { url: `${rx.base}${p}`, method: "POST" });
+    const conversion = await recordConversion(t, who, { type: "Deposit", value: 3, currency: "USD" });
     await tick();
-    const event = await oneEvent(who, conversion.id);
-    const [attempt] = await attemptsOf(who, event.id);
+    const event = await eventOf(t, who, conversion.id);
+    const [attempt] = await attemptsOf(t, who, event.id);
     expect(attempt?.method).toBe("POST");
     expect(attempt?.request).toEqual({ headers: { "content-type": "application/json" }, body: rx.at(p)[0]?.body });
     expect(JSON.parse(attempt?.request.body ?? "null")).toMatchObject({ conversionId: conversion.id, eventValue: 3 });
@@ -914,14 +818,14 @@ describe("attempt log", () => {
   });
 
   it("logs a failed attempt's error type and message with no response", async () => {
-    const { who } = await tenant();
+    const { who } = await seedTenantWithCatalog(t);
     const port = await closedPort();
     const template = `http://127.0.0.1:${port}/gone?c=\${conversionId}`;
-    await createHook(who, { url: template });
-    const conversion = await convert(who, { type: "Signup" });
+    await createHook(t, who, { url: template });
+    const conversion = await recordConversion(t, who, { type: "Signup" });
     await tick();
-    const event = await oneEvent(who, conversion.id);
-    expect(await attemptsOf(who, event.id)).toEqual([
+    const event = await eventOf(t, who, conversion.id);
+    expect(await attemptsOf(t, who, event.id)).toEqual([
       {
         id: expect.any(String),
         attempt: 1,
@@ -944,8 +848,8 @@ describe("events API", () => {
   let hookA: string;
   let hookB: string;
   let clickOld: string;
-  let convOld: Recorded;
-  let convNew: Recorded;
+  let convOld: Conversion;
+  let convNew: Conversion;
   let dayOld: string;
   let dayNew: string;
   let dayBetween: string;
@@ -953,14 +857,14 @@ describe("events API", () => {
   let newAt: string;
 
   beforeAll(async () => {
-    const fixture = await tenant();
+    const fixture = await seedTenantWithCatalog(t);
     who = fixture.who;
     keepPending.add(who.tenantId);
     other = await seedTenancy(t);
     const [pA, pB] = [path("api-a"), path("api-b")];
     rx.on(pB, { status: 500 });
-    hookA = (await createHook(who, { url: withId(pA) })).id;
-    hookB = (await createHook(who, { url: withId(pB) })).id;
+    hookA = (await createHook(t, who, { url: withId(rx, pA) })).id;
+    hookB = (await createHook(t, who, { url: withId(rx, pB) })).id;
     // Noon of the next UTC day, then two days later: the keys (valid one year) still work.
     const noon = new Date(t.clock.now().getTime() + DAY);
     noon.setUTCHours(12, 0, 0, 0);
@@ -971,9 +875,14 @@ describe("events API", () => {
     dayNew = newAt.slice(0, 10);
     t.clock.set(oldAt);
     clickOld = await click(fixture.cat);
-    convOld = await convert(who, { type: "Signup", clickId: clickOld });
+    convOld = await recordConversion(t, who, { type: "Signup", clickId: clickOld });
     t.clock.set(newAt);
-    convNew = await convert(who, { type: "Deposit", clickId: await click(fixture.cat), value: 1, currency: "EUR" });
+    convNew = await recordConversion(t, who, {
+      type: "Deposit",
+      clickId: await click(fixture.cat),
+      value: 1,
+      currency: "EUR",
+    });
     await tick();
   });
   afterAll(() => {
@@ -984,7 +893,7 @@ describe("events API", () => {
     t.call({ method: "GET", url, headers: authorization === undefined ? {} : { authorization } });
 
   it("lists the tenant's events newest first, each with the documented fields", async () => {
-    const res = await get(`${BASE}/events`, who.apiKey);
+    const res = await get(`${WEBHOOKS_API}/events`, who.apiKey);
     expect(res.statusCode).toBe(200);
     const body = res.json();
     expect(body.pagination).toMatchObject({ offset: 0, total: 4 });
@@ -1005,13 +914,13 @@ describe("events API", () => {
       createdAt: oldAt,
       simulated: false,
     });
-    const page = await get(`${BASE}/events?offset=1&limit=2`, who.apiKey);
+    const page = await get(`${WEBHOOKS_API}/events?offset=1&limit=2`, who.apiKey);
     expect(page.json().data.map((e: Event) => e.id)).toEqual(events.slice(1, 3).map((e) => e.id));
   });
 
   it("filters by webhookId, clickId, conversionId, status and date", async () => {
     const ids = async (query: string) =>
-      (await listEvents(who, query)).map((e) => `${e.webhookId === hookA ? "A" : "B"}:${e.conversionId}`).sort();
+      (await listEvents(t, who, query)).map((e) => `${e.webhookId === hookA ? "A" : "B"}:${e.conversionId}`).sort();
     expect(await ids(`?webhookId=${hookA}`)).toEqual([`A:${convNew.id}`, `A:${convOld.id}`].sort());
     expect(await ids(`?clickId=${clickOld}`)).toEqual([`A:${convOld.id}`, `B:${convOld.id}`].sort());
     expect(await ids(`?conversionId=${convNew.id}`)).toEqual([`A:${convNew.id}`, `B:${convNew.id}`].sort());
@@ -1023,75 +932,75 @@ describe("events API", () => {
     expect(await ids(`?dateFrom=${dayBetween}&dateTo=${dayBetween}`)).toEqual([]);
     expect(await ids(`?dateFrom=${oldAt}&dateTo=${oldAt}`)).toHaveLength(2);
     expect(await ids(`?webhookId=${hookB}&conversionId=${convOld.id}&status=Retrying`)).toEqual([`B:${convOld.id}`]);
-    const bad = await get(`${BASE}/events?status=Lost`, who.apiKey);
+    const bad = await get(`${WEBHOOKS_API}/events?status=Lost`, who.apiKey);
     expect(bad.statusCode).toBe(400);
   });
 
   it("answers one event and its attempts", async () => {
-    const [retrying] = await listEvents(who, `?webhookId=${hookB}&conversionId=${convOld.id}`);
+    const [retrying] = await listEvents(t, who, `?webhookId=${hookB}&conversionId=${convOld.id}`);
     expect(retrying).toBeDefined();
-    const one = await getEvent(who, retrying?.id ?? "");
+    const one = await getEvent(t, who, retrying?.id ?? "");
     expect(one).toEqual(retrying);
     expect(one.status).toBe("Retrying");
     const next = Date.parse(one.nextAttemptAt ?? "");
     expect(next).toBeGreaterThan(Date.parse(newAt));
-    const attempts = await attemptsOf(who, one.id);
+    const attempts = await attemptsOf(t, who, one.id);
     expect(attempts).toHaveLength(1);
     expect(attempts[0]).toMatchObject({ attempt: 1, errorType: "http_status", response: { status: 500 } });
   });
 
   it("answers 404 for another tenant's event and lists none of them", async () => {
-    const [event] = await listEvents(who);
+    const [event] = await listEvents(t, who);
     const id = event?.id ?? "";
-    expect((await get(`${BASE}/events/${id}`, other.apiKey)).statusCode).toBe(404);
-    expect((await get(`${BASE}/events/${id}/attempts`, other.apiKey)).statusCode).toBe(404);
-    expect(await listEvents(other)).toEqual([]);
-    expect(await listEvents(other, `?conversionId=${convOld.id}`)).toEqual([]);
-    expect((await get(`${BASE}/events/evt_does_not_exist`, who.apiKey)).statusCode).toBe(404);
+    expect((await get(`${WEBHOOKS_API}/events/${id}`, other.apiKey)).statusCode).toBe(404);
+    expect((await get(`${WEBHOOKS_API}/events/${id}/attempts`, other.apiKey)).statusCode).toBe(404);
+    expect(await listEvents(t, other)).toEqual([]);
+    expect(await listEvents(t, other, `?conversionId=${convOld.id}`)).toEqual([]);
+    expect((await get(`${WEBHOOKS_API}/events/evt_does_not_exist`, who.apiKey)).statusCode).toBe(404);
   });
 
   it("answers 401 without a credential and 403 to a person without account.admin", async () => {
-    const [event] = await listEvents(who);
+    const [event] = await listEvents(t, who);
     const id = event?.id ?? "";
-    const urls = [`${BASE}/events`, `${BASE}/events/${id}`, `${BASE}/events/${id}/attempts`];
+    const urls = [`${WEBHOOKS_API}/events`, `${WEBHOOKS_API}/events/${id}`, `${WEBHOOKS_API}/events/${id}/attempts`];
     for (const url of urls) expect((await get(url)).statusCode, url).toBe(401);
     const reader = await seedTenancy(t, { permissions: ["reports.read", "conversions.read", "webhooks.read"] });
     for (const url of urls) expect((await get(url, reader.bearer)).statusCode, url).toBe(403);
     const admin = await seedTenancy(t, { permissions: ["account.admin"] });
-    expect((await get(`${BASE}/events`, admin.bearer)).statusCode).toBe(200);
+    expect((await get(`${WEBHOOKS_API}/events`, admin.bearer)).statusCode).toBe(200);
   });
 });
 
 describe("the worker loop", () => {
   it("delivers a new conversion's event at once, woken by NOTIFY rather than its idle poll", async () => {
-    const { who } = await tenant();
+    const { who } = await seedTenantWithCatalog(t);
     const p = path("loop");
-    await createHook(who, { url: withId(p) });
+    await createHook(t, who, { url: withId(rx, p) });
     await t.ctx.delivery.start();
     try {
       // Let the first (empty) round finish, so the loop is asleep until its next poll (1 s).
       await new Promise((resolve) => setTimeout(resolve, 100));
       const started = Date.now();
-      const conversion = await convert(who, { type: "Signup" });
+      const conversion = await recordConversion(t, who, { type: "Signup" });
       const got = await rx.waitFor(p, 1000);
       expect(got.query.get("c")).toBe(conversion.id);
       // Well before the idle poll could have picked it up.
       expect(Date.now() - started).toBeLessThan(700);
-      await expect.poll(async () => (await oneEvent(who, conversion.id)).status, { timeout: 2000 }).toBe("Delivered");
+      await expect.poll(async () => (await eventOf(t, who, conversion.id)).status, { timeout: 2000 }).toBe("Delivered");
     } finally {
       await t.ctx.delivery.stop();
     }
     // Stopped: a new conversion stays queued.
-    const later = await convert(who, { type: "Signup" });
+    const later = await recordConversion(t, who, { type: "Signup" });
     await new Promise((resolve) => setTimeout(resolve, 300));
-    expect((await oneEvent(who, later.id)).status).toBe("Queued");
+    expect((await eventOf(t, who, later.id)).status).toBe("Queued");
   });
 
   it("shares a burst between two worker nodes, each event sent and delivered once", async (ctx) => {
     if (t.testDb.kind !== "postgres") return ctx.skip();
-    const { who } = await tenant();
+    const { who } = await seedTenantWithCatalog(t);
     const p = path("two-workers");
-    await createHook(who, { url: withId(p) });
+    await createHook(t, who, { url: withId(rx, p) });
     const conversions = await Promise.all(
       Array.from({ length: 4 }, (_, batch) =>
         t.call({
@@ -1120,10 +1029,10 @@ describe("the worker loop", () => {
     expect(counts[0]).toBeGreaterThan(0);
     expect(counts[1]).toBeGreaterThan(0);
     // Each conversion reached the receiver exactly once and its event is Delivered after one attempt.
-    const sent = conversionsAt(p);
+    const sent = conversionsAt(rx, p);
     expect(sent).toHaveLength(400);
     expect(new Set(sent).size).toBe(400);
-    const events = await listEvents(who, "?limit=500");
+    const events = await listEvents(t, who, "?limit=500");
     expect(events.filter((e) => e.status === "Delivered" && e.attempts === 1)).toHaveLength(400);
   });
 });

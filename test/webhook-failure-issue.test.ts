@@ -1,7 +1,8 @@
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { seedTenancy, startTestApp, type Tenancy, type TestApp } from "./helpers/app.js";
-import { type CatalogFixture, clickThrough, seedCatalog } from "./helpers/catalog.js";
+import { startTestApp, type Tenancy, type TestApp } from "./helpers/app.js";
+import { type CatalogFixture, clickThrough } from "./helpers/catalog.js";
 import { type Receiver, startReceiver } from "./helpers/receiver.js";
+import { convert, createHook, issuesOf, mailsAbout, seedTenantWithCatalog, WEBHOOK_ENV } from "./helpers/webhooks.js";
 
 const HOUR_MS = 3_600_000;
 let t: TestApp;
@@ -12,54 +13,24 @@ let webhookId: string;
 
 beforeAll(async () => {
   receiver = await startReceiver();
-  t = await startTestApp({ env: { WEBHOOK_ALLOWED_HOSTS: "127.0.0.1", WEBHOOK_TIMEOUT_MS: "500" } });
-  who = await seedTenancy(t);
-  cat = await seedCatalog(t, who);
-  const created = await t.call({
-    method: "POST",
-    url: "/api/v1/conversions/outgoing/webhooks/settings",
-    headers: { authorization: who.apiKey },
-    payload: { name: "Ads receiver", url: `${receiver.base}/pb?c={{clickId}}`, method: "GET" },
-  });
-  expect(created.statusCode, created.body).toBe(201);
-  webhookId = created.json().data.id;
+  t = await startTestApp({ env: WEBHOOK_ENV });
+  ({ who, cat } = await seedTenantWithCatalog(t));
+  webhookId = (await createHook(t, who, { name: "Ads receiver", url: `${receiver.base}/pb?c={{clickId}}` })).id;
 });
 afterAll(async () => {
   await t.close();
   await receiver.close();
 });
 
-async function convert(): Promise<void> {
+async function convertAClick(): Promise<void> {
   const clickId = await clickThrough(t, cat);
-  const res = await t.call({
-    method: "POST",
-    url: "/api/v1/conversions",
-    headers: { authorization: who.apiKey },
-    payload: { type: "Signup", clickId },
-  });
-  expect(res.statusCode, res.body).toBe(201);
+  await convert(t, who, { type: "Signup", clickId });
 }
 
-async function failureIssues() {
-  const res = await t.call({
-    method: "GET",
-    url: "/api/v1/issues?kind=outgoing_webhook_failed",
-    headers: { authorization: who.apiKey },
-  });
-  expect(res.statusCode, res.body).toBe(200);
-  return res.json().data as {
-    status: string;
-    subject: { id: string; name: string };
-    details: { errorType: string; resolution?: string };
-  }[];
-}
+const failureIssues = () => issuesOf(t, who, "outgoing_webhook_failed");
 
 async function mails(): Promise<string[]> {
-  const rows = await t.testDb.db.query<{ subject: string }>(
-    "select subject from mail_outbox where tenant_id = $1 and subject like '%Outgoing Webhook Failed%' order by created_at",
-    [who.tenantId],
-  );
-  return rows.map((r) => r.subject);
+  return (await mailsAbout(t, who.tenantId, "Outgoing Webhook Failed")).map((m) => m.subject);
 }
 
 describe("'Outgoing Webhook Failed' issue", () => {
@@ -67,7 +38,7 @@ describe("'Outgoing Webhook Failed' issue", () => {
     expect(await failureIssues()).toEqual([]);
 
     receiver.on("/pb", { status: 503 });
-    await convert();
+    await convertAClick();
     await t.ctx.delivery.tick();
     let [issue] = await failureIssues();
     expect(issue).toMatchObject({ status: "open", subject: { id: webhookId, name: "Ads receiver" } });

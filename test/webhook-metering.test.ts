@@ -1,8 +1,22 @@
 /* biome-ignore-all lint/suspicious/noTemplateCurlyInString: webhook URL templates use the ${name} placeholder syntax */
 import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest";
 import type { DeliveryEvent as Event } from "../src/features/outgoing-webhooks/event-service.js";
-import { ADMIN_KEY, startTestApp, type TestApp } from "./helpers/app.js";
+import { ADMIN_KEY, type TestApp } from "./helpers/app.js";
 import { type Receiver, startReceiver } from "./helpers/receiver.js";
+import {
+  cancelWaitingEvents,
+  conversionsAt,
+  createHook,
+  eventOf,
+  issuesOf,
+  listEvents,
+  receiverPaths,
+  resend,
+  signInPerson,
+  simulateEvent,
+  startWebhookTestApp,
+  withId,
+} from "./helpers/webhooks.js";
 
 // Metering of outgoing webhook postbacks (spec part 6 "Metering", part 8 "postback metering";
 // API.md "Outgoing conversion webhooks": the allowance is per calendar month (UTC), an event is
@@ -11,8 +25,6 @@ import { type Receiver, startReceiver } from "./helpers/receiver.js";
 // again; issue `webhook_allowance_exceeded`; admin surface: `webhookAllowance`, null unlimited).
 // Tenants are made through the admin API; the worker is ticked by hand; the clock is the app's.
 
-const BASE = "/api/v1/conversions/outgoing/webhooks";
-const ENV = { WEBHOOK_ALLOWED_HOSTS: "127.0.0.1", WEBHOOK_TIMEOUT_MS: "500", WEBHOOK_RETRY_INTERVAL_S: "3600" };
 const ADMIN = { authorization: `Bearer ${ADMIN_KEY}` };
 const HOUR = 3_600_000;
 /** Mid-month, so a couple of hours never reach the next month. */
@@ -26,22 +38,12 @@ interface Metered {
   apiKey: string;
 }
 
-interface Issue {
-  kind: string;
-  severity: string;
-  status: string;
-  title: string;
-  subject: { type: string; id: string; name: string };
-  details: Record<string, unknown>;
-  closedAt: string | null;
-}
-
 let t: TestApp;
 let rx: Receiver;
 let counter = 0;
 
 beforeAll(async () => {
-  t = await startTestApp({ env: ENV, app: { rateLimit: { max: 100_000 } } });
+  t = await startWebhookTestApp({ env: { WEBHOOK_RETRY_INTERVAL_S: "3600" } });
   t.clock.set(START);
   rx = await startReceiver();
 });
@@ -49,20 +51,14 @@ afterAll(async () => {
   await t.close();
   await rx.close();
 });
-// A tick claims due events of every tenant: nothing a test leaves waiting (Held ones included,
-// which fall due when a later test moves the clock) may reach the next one.
+// Held events are cancelled too: they fall due when a later test moves the clock.
 afterEach(async () => {
-  await t.ctx.db.query(
-    "update webhook_events set status = 'Cancelled' where status in ('Queued', 'Retrying', 'Held', 'Paused')",
-  );
+  await cancelWaitingEvents(t, { statuses: ["Queued", "Retrying", "Held", "Paused"] });
   t.clock.set(START);
 });
 
-const path = (name: string) => `/meter${++counter}/${name}`;
-const withId = (p: string) => `${rx.base}${p}?c=\${conversionId}`;
-const conversionsAt = (p: string) => rx.at(p).map((r) => r.query.get("c") as string);
+const path = receiverPaths("/meter");
 const tick = () => t.ctx.delivery.tick();
-const auth = (who: Metered) => ({ authorization: who.apiKey });
 
 /** A tenant made through the admin API with this allowance, an account-admin person and an API key. */
 async function meteredTenant(webhookAllowance: number | null): Promise<Metered> {
@@ -77,21 +73,14 @@ async function meteredTenant(webhookAllowance: number | null): Promise<Metered> 
   expect(created.statusCode, created.body).toBe(201);
   expect(created.json().data.webhookAllowance).toBe(webhookAllowance);
   const tenantId: string = created.json().data.id;
-  const email = `metered${counter}-${Date.now()}@example.com`;
-  const password = "correct horse battery";
-  const user = await t.call({
-    method: "POST",
-    url: `/api/admin/tenants/${tenantId}/users`,
-    headers: ADMIN,
-    payload: { email, password, name: `Person ${counter}`, permissions: ["account.admin"] },
+  const { email, bearer } = await signInPerson(t, tenantId, {
+    name: `Person ${counter}`,
+    permissions: ["account.admin"],
   });
-  expect(user.statusCode, user.body).toBe(201);
-  const login = await t.call({ method: "POST", url: "/api/v1/auth", payload: { email, password } });
-  expect(login.statusCode, login.body).toBe(200);
   const key = await t.call({
     method: "POST",
     url: "/api/v1/api-tokens",
-    headers: { authorization: `Bearer ${login.json().data.token}` },
+    headers: { authorization: bearer },
     payload: { name: `Key ${counter}` },
   });
   expect(key.statusCode, key.body).toBe(201);
@@ -109,23 +98,15 @@ async function setAllowance(who: Metered, webhookAllowance: number | null): Prom
   expect(res.json().data.webhookAllowance).toBe(webhookAllowance);
 }
 
-async function createHook(who: Metered, url: string): Promise<string> {
-  const res = await t.call({
-    method: "POST",
-    url: `${BASE}/settings`,
-    headers: auth(who),
-    payload: { name: "Receiver", method: "GET", url },
-  });
-  expect(res.statusCode, res.body).toBe(201);
-  return res.json().data.id;
-}
+/** A webhook sending to `url`; returns its id. */
+const hookTo = async (who: Metered, url: string) => (await createHook(t, who, { url })).id;
 
 /** Records `n` Signup conversions in one batch; returns their ids. */
 async function convertMany(who: Metered, n: number): Promise<string[]> {
   const res = await t.call({
     method: "POST",
     url: "/api/v1/conversions",
-    headers: auth(who),
+    headers: { authorization: who.apiKey },
     payload: { items: Array.from({ length: n }, () => ({ type: "Signup" })) },
   });
   expect(res.statusCode, res.body).toBe(201);
@@ -139,22 +120,13 @@ async function convert(who: Metered): Promise<string> {
   return id as string;
 }
 
-async function listEvents(who: Metered, query = ""): Promise<Event[]> {
-  const res = await t.call({ method: "GET", url: `${BASE}/events?limit=500${query}`, headers: auth(who) });
-  expect(res.statusCode, res.body).toBe(200);
-  return res.json().data;
-}
-
-async function eventOf(who: Metered, conversionId: string): Promise<Event> {
-  const events = await listEvents(who, `&conversionId=${conversionId}`);
-  expect(events).toHaveLength(1);
-  return events[0] as Event;
-}
+/** A page big enough for every event a test here makes; `query` goes on with `&`. */
+const listAll = (who: Metered, query = "") => listEvents(t, who, `?limit=500${query}`);
 
 /** How many of the tenant's events are in each status. */
 async function statusCounts(who: Metered): Promise<Record<string, number>> {
   const counts: Record<string, number> = {};
-  for (const e of await listEvents(who)) counts[e.status] = (counts[e.status] ?? 0) + 1;
+  for (const e of await listAll(who)) counts[e.status] = (counts[e.status] ?? 0) + 1;
   return counts;
 }
 
@@ -167,38 +139,22 @@ async function heldRecheckTimes(who: Metered): Promise<string[]> {
   return rows.map((r) => new Date(r.next_attempt_at).toISOString());
 }
 
-async function allowanceIssues(who: Metered): Promise<Issue[]> {
-  const res = await t.call({
-    method: "GET",
-    url: "/api/v1/issues?kind=webhook_allowance_exceeded",
-    headers: auth(who),
-  });
-  expect(res.statusCode, res.body).toBe(200);
-  return res.json().data;
-}
-
-const resend = (who: Metered, id: string) =>
-  t.call({ method: "POST", url: `${BASE}/events/${id}/resend`, headers: auth(who) });
-
-async function simulate(who: Metered, hookId: string): Promise<void> {
-  const res = await t.call({ method: "POST", url: `${BASE}/settings/${hookId}/simulate`, headers: auth(who) });
-  expect(res.statusCode, res.body).toBe(202);
-}
+const allowanceIssues = (who: Metered) => issuesOf(t, who, "webhook_allowance_exceeded");
 
 describe("the monthly webhook allowance", () => {
   it("allowance 10: 11 of 15 are sent, 4 Held and rechecked every 2 hours, sent in the next UTC month", async () => {
     const who = await meteredTenant(10);
     const p = path("ten");
-    const hook = await createHook(who, withId(p));
+    const hook = await hookTo(who, withId(rx, p));
     const ids = await convertMany(who, 15);
 
     expect(await tick()).toBe(15);
-    const sent = conversionsAt(p);
+    const sent = conversionsAt(rx, p);
     expect(sent).toHaveLength(11);
     expect(new Set(sent).size).toBe(11);
     for (const id of sent) expect(ids).toContain(id);
     expect(await statusCounts(who)).toEqual({ Delivered: 11, Held: 4 });
-    const held = (await listEvents(who, "&status=Held")).filter((e) => e.webhookId === hook);
+    const held = (await listAll(who, "&status=Held")).filter((e) => e.webhookId === hook);
     expect(held).toHaveLength(4);
     for (const event of held) {
       expect(sent).not.toContain(event.conversionId);
@@ -231,7 +187,7 @@ describe("the monthly webhook allowance", () => {
     // A new conversion of this month is Held at its first attempt.
     const late = await convert(who);
     expect(await tick()).toBe(1);
-    expect((await eventOf(who, late)).status).toBe("Held");
+    expect((await eventOf(t, who, late)).status).toBe("Held");
 
     // The last hour of November: still Held.
     t.clock.set("2026-11-30T23:00:00.000Z");
@@ -246,7 +202,7 @@ describe("the monthly webhook allowance", () => {
     t.clock.set("2026-12-01T01:00:00.000Z");
     expect(await tick()).toBe(5);
     expect(rx.at(p)).toHaveLength(16);
-    expect(new Set(conversionsAt(p))).toEqual(new Set([...ids, late]));
+    expect(new Set(conversionsAt(rx, p))).toEqual(new Set([...ids, late]));
     expect(await statusCounts(who)).toEqual({ Delivered: 16 });
     const [closed] = await allowanceIssues(who);
     expect(closed).toMatchObject({ status: "closed", closedAt: "2026-12-01T01:00:00.000Z" });
@@ -256,15 +212,15 @@ describe("the monthly webhook allowance", () => {
     expect(await tick()).toBe(7);
     expect(rx.at(p)).toHaveLength(22);
     expect(await statusCounts(who)).toEqual({ Delivered: 22, Held: 1 });
-    expect(december).toContain((await listEvents(who, "&status=Held"))[0]?.conversionId);
+    expect(december).toContain((await listAll(who, "&status=Held"))[0]?.conversionId);
   });
 
   it("a Held event shows when it is checked again (nextAttemptAt about 2 hours on)", async () => {
     const who = await meteredTenant(0);
-    await createHook(who, withId(path("next-attempt")));
+    await hookTo(who, withId(rx, path("next-attempt")));
     const id = await convert(who);
     await tick();
-    const event = await eventOf(who, id);
+    const event = await eventOf(t, who, id);
     expect(event.status).toBe("Held");
     expect(event.nextAttemptAt).toBe(new Date(START.getTime() + RECHECK_MS).toISOString());
   });
@@ -276,47 +232,47 @@ describe("the monthly webhook allowance", () => {
       { status: 500, body: "down" },
       { status: 200, body: "ok" },
     ]);
-    const hook = await createHook(who, withId(p));
+    const hook = await hookTo(who, withId(rx, p));
 
     // The first attempt fails (counted), the retry succeeds (not counted again).
     const a = await convert(who);
     expect(await tick()).toBe(1);
-    expect((await eventOf(who, a)).status).toBe("Retrying");
+    expect((await eventOf(t, who, a)).status).toBe("Retrying");
     t.clock.advance(1.2 * HOUR);
     expect(await tick()).toBe(1);
-    expect(await eventOf(who, a)).toMatchObject({ status: "Delivered", attempts: 2 });
+    expect(await eventOf(t, who, a)).toMatchObject({ status: "Delivered", attempts: 2 });
 
     // Resent twice and simulated three times: all go out, none counted.
-    const eventA = await eventOf(who, a);
+    const eventA = await eventOf(t, who, a);
     for (let i = 0; i < 2; i++) {
-      expect((await resend(who, eventA.id)).statusCode).toBe(200);
+      expect((await resend(t, who, eventA.id)).statusCode).toBe(200);
       expect(await tick()).toBe(1);
     }
-    for (let i = 0; i < 3; i++) await simulate(who, hook);
+    for (let i = 0; i < 3; i++) await simulateEvent(t, who, hook, null);
     expect(await tick()).toBe(3);
     expect(rx.at(p)).toHaveLength(7);
-    expect(await eventOf(who, a)).toMatchObject({ status: "Delivered", attempts: 4 });
+    expect(await eventOf(t, who, a)).toMatchObject({ status: "Delivered", attempts: 4 });
 
     // So two of three new conversions still fit; the third is Held.
     const fresh = await convertMany(who, 3);
     expect(await tick()).toBe(3);
     expect(rx.at(p)).toHaveLength(9);
-    const statuses = await Promise.all(fresh.map(async (id) => (await eventOf(who, id)).status));
+    const statuses = await Promise.all(fresh.map(async (id) => (await eventOf(t, who, id)).status));
     expect(statuses.sort()).toEqual(["Delivered", "Delivered", "Held"]);
     expect((await allowanceIssues(who))[0]?.status).toBe("open");
 
     // Over the allowance: a resend of a counted event and a simulation still go out, free.
-    expect((await resend(who, eventA.id)).statusCode).toBe(200);
-    await simulate(who, hook);
+    expect((await resend(t, who, eventA.id)).statusCode).toBe(200);
+    await simulateEvent(t, who, hook, null);
     expect(await tick()).toBe(2);
     expect(rx.at(p)).toHaveLength(11);
     // A resend of the Held one does not get around the allowance.
-    const heldEvent = (await listEvents(who, "&status=Held"))[0] as Event;
+    const heldEvent = (await listAll(who, "&status=Held"))[0] as Event;
     expect(fresh).toContain(heldEvent.conversionId);
-    expect((await resend(who, heldEvent.id)).statusCode).toBe(200);
+    expect((await resend(t, who, heldEvent.id)).statusCode).toBe(200);
     expect(await tick()).toBe(1);
     expect(rx.at(p)).toHaveLength(11);
-    expect((await eventOf(who, heldEvent.conversionId as string)).status).toBe("Held");
+    expect((await eventOf(t, who, heldEvent.conversionId as string)).status).toBe("Held");
 
     const [usage] = await t.ctx.db.query<{ sent: number }>(
       "select sent from webhook_usage where tenant_id = $1 and month = '2026-11-01'",
@@ -328,7 +284,7 @@ describe("the monthly webhook allowance", () => {
   it("raising the allowance through the admin API checks the Held events again at once", async () => {
     const who = await meteredTenant(1); // below 1.1: two postbacks a month
     const p = path("raise");
-    await createHook(who, withId(p));
+    await hookTo(who, withId(rx, p));
     await convertMany(who, 5);
     expect(await tick()).toBe(5);
     expect(rx.at(p)).toHaveLength(2);
@@ -352,7 +308,7 @@ describe("the monthly webhook allowance", () => {
   it("webhookAllowance null is unlimited; 0 holds everything", async () => {
     const unlimited = await meteredTenant(null);
     const pUnlimited = path("unlimited");
-    await createHook(unlimited, withId(pUnlimited));
+    await hookTo(unlimited, withId(rx, pUnlimited));
     await convertMany(unlimited, 40);
     expect(await tick()).toBe(40);
     expect(rx.at(pUnlimited)).toHaveLength(40);
@@ -361,7 +317,7 @@ describe("the monthly webhook allowance", () => {
 
     const none = await meteredTenant(0);
     const pNone = path("none");
-    await createHook(none, withId(pNone));
+    await hookTo(none, withId(rx, pNone));
     await convertMany(none, 3);
     expect(await tick()).toBe(3);
     expect(rx.at(pNone)).toEqual([]);
@@ -373,8 +329,8 @@ describe("the monthly webhook allowance", () => {
     const full = await meteredTenant(1);
     const other = await meteredTenant(1);
     const [pFull, pOther] = [path("full"), path("other")];
-    await createHook(full, withId(pFull));
-    await createHook(other, withId(pOther));
+    await hookTo(full, withId(rx, pFull));
+    await hookTo(other, withId(rx, pOther));
     await convertMany(full, 4);
     await tick();
     expect(rx.at(pFull)).toHaveLength(2);
@@ -387,7 +343,7 @@ describe("the monthly webhook allowance", () => {
   it("allowance 50: exactly 55 (below 110%) are sent", async () => {
     const who = await meteredTenant(50);
     const p = path("fifty");
-    await createHook(who, withId(p));
+    await hookTo(who, withId(rx, p));
     await convertMany(who, 60);
     expect(await tick()).toBe(60);
     expect(rx.at(p)).toHaveLength(55);

@@ -1,38 +1,45 @@
 /* biome-ignore-all lint/suspicious/noTemplateCurlyInString: webhook URL templates use the ${name} placeholder syntax */
 import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest";
-import type { Attempt, DeliveryEvent as Event } from "../src/features/outgoing-webhooks/event-service.js";
 import { SAMPLE_VALUES } from "../src/features/outgoing-webhooks/placeholders.js";
-import { ADMIN_KEY, seedTenancy, startTestApp, type Tenancy, type TestApp } from "./helpers/app.js";
+import { seedTenancy, type Tenancy, type TestApp } from "./helpers/app.js";
 import { type Receiver, startReceiver } from "./helpers/receiver.js";
+import {
+  attemptsOf,
+  cancelWaitingEvents,
+  conversionsAt,
+  convert,
+  createHook,
+  enableHook,
+  eventOf,
+  getEvent,
+  listEvents,
+  PAYLOAD_KEYS,
+  receiverPaths,
+  resend,
+  SIMULATE_ONLY,
+  setClickWebhooks,
+  signInPerson,
+  simulate,
+  startWebhookTestApp,
+  suspendHook,
+  WEBHOOKS_API,
+  withId,
+} from "./helpers/webhooks.js";
 
 // Operations on outgoing conversion webhook events (spec part 4 "Outgoing conversion webhooks",
 // 5.12; API.md "Outgoing conversion webhooks"): resend, cancel a range, delete one or a range,
 // and Simulate, against a real loopback receiver, with the delivery worker ticked by hand.
 
-const BASE = "/api/v1/conversions/outgoing/webhooks";
-const ENV = { WEBHOOK_ALLOWED_HOSTS: "127.0.0.1", WEBHOOK_TIMEOUT_MS: "500" };
 const HOUR = 3_600_000;
 const DAY = 24 * HOUR;
-const SIMULATE_ONLY = [
-  "medium",
-  "campaign",
-  "term",
-  "content",
-  "creative",
-  "location",
-  "locationPath",
-  "documentTitle",
-] as const;
 
 let t: TestApp;
 let rx: Receiver;
 /** The instant every test starts at: tests move the clock, afterEach puts it back. */
 let START: Date;
-let pathCounter = 0;
-let personCounter = 0;
 
 beforeAll(async () => {
-  t = await startTestApp({ env: ENV, app: { rateLimit: { max: 100_000 } } });
+  t = await startWebhookTestApp();
   rx = await startReceiver();
   START = t.clock.now();
 });
@@ -40,17 +47,12 @@ afterAll(async () => {
   await t.close();
   await rx.close();
 });
-// A tick claims due events of every tenant: nothing a test leaves waiting may reach the next one.
 afterEach(async () => {
-  await t.ctx.db.query("update webhook_events set status = 'Cancelled' where status in ('Queued', 'Retrying')");
+  await cancelWaitingEvents(t);
   t.clock.set(START);
 });
 
-/** A receiver path of its own for each use, so tests never see each other's requests. */
-const path = (name: string) => `/ops${++pathCounter}/${name}`;
-const withId = (p: string) => `${rx.base}${p}?c=\${conversionId}`;
-/** The conversion ids a receiver path got, in order. */
-const conversionsAt = (p: string) => rx.at(p).map((r) => r.query.get("c"));
+const path = receiverPaths("/ops");
 const tick = () => t.ctx.delivery.tick();
 const auth = (authorization: string) => ({ authorization });
 
@@ -58,83 +60,10 @@ const auth = (authorization: string) => ({ authorization });
 const tenant = () => seedTenancy(t, { key: { scopes: ["traffic-sources.delete"] } });
 
 /** Another signed-in person on the tenant, with exactly these permissions; returns the bearer header. */
-async function person(who: Tenancy, permissions: string[]): Promise<string> {
-  personCounter += 1;
-  const email = `ops-person${personCounter}-${Date.now()}@example.com`;
-  const password = "correct horse battery";
-  const created = await t.call({
-    method: "POST",
-    url: `/api/admin/tenants/${who.tenantId}/users`,
-    headers: auth(`Bearer ${ADMIN_KEY}`),
-    payload: { email, password, name: `Ops person ${personCounter}`, permissions },
-  });
-  expect(created.statusCode, created.body).toBe(201);
-  const login = await t.call({ method: "POST", url: "/api/v1/auth", payload: { email, password } });
-  expect(login.statusCode, login.body).toBe(200);
-  return `Bearer ${login.json().data.token}`;
-}
+const person = async (who: Tenancy, permissions: string[]) =>
+  (await signInPerson(t, who.tenantId, { name: "Ops person", permissions })).bearer;
 
-async function createHook(who: Tenancy, body: Record<string, unknown>): Promise<{ id: string; url: string }> {
-  const res = await t.call({
-    method: "POST",
-    url: `${BASE}/settings`,
-    headers: auth(who.apiKey),
-    payload: { name: "Receiver", method: "GET", ...body },
-  });
-  if (res.statusCode !== 201) throw new Error(`creating a webhook answered ${res.statusCode}: ${res.body}`);
-  return res.json().data;
-}
-
-async function suspend(hookId: string): Promise<void> {
-  await t.ctx.db.query("update outgoing_webhooks set status = 'Suspended', status_reason = 'test' where id = $1", [
-    hookId,
-  ]);
-}
-
-async function enable(who: Tenancy, hookId: string): Promise<void> {
-  const res = await t.call({
-    method: "PATCH",
-    url: `${BASE}/settings/${hookId}`,
-    headers: auth(who.apiKey),
-    payload: { status: "Enabled" },
-  });
-  expect(res.statusCode, res.body).toBe(200);
-}
-
-async function convert(who: Tenancy, payload: Record<string, unknown> = { type: "Signup" }): Promise<string> {
-  const res = await t.call({ method: "POST", url: "/api/v1/conversions", headers: auth(who.apiKey), payload });
-  expect(res.statusCode, res.body).toBe(201);
-  return res.json().data.id;
-}
-
-async function listEvents(who: Tenancy, query = ""): Promise<Event[]> {
-  const res = await t.call({ method: "GET", url: `${BASE}/events${query}`, headers: auth(who.apiKey) });
-  expect(res.statusCode, res.body).toBe(200);
-  return res.json().data;
-}
-
-/** The one event a conversion made for a webhook. */
-async function eventOf(who: Tenancy, conversionId: string, webhookId?: string): Promise<Event> {
-  const events = (await listEvents(who, `?conversionId=${conversionId}`)).filter(
-    (e) => webhookId === undefined || e.webhookId === webhookId,
-  );
-  expect(events).toHaveLength(1);
-  return events[0] as Event;
-}
-
-async function getEvent(who: Tenancy, id: string): Promise<Event> {
-  const res = await t.call({ method: "GET", url: `${BASE}/events/${id}`, headers: auth(who.apiKey) });
-  expect(res.statusCode, res.body).toBe(200);
-  return res.json().data;
-}
-
-const statusOf = async (who: Tenancy, id: string) => (await getEvent(who, id)).status;
-
-async function attemptsOf(who: Tenancy, id: string): Promise<Attempt[]> {
-  const res = await t.call({ method: "GET", url: `${BASE}/events/${id}/attempts`, headers: auth(who.apiKey) });
-  expect(res.statusCode, res.body).toBe(200);
-  return res.json().data;
-}
+const statusOf = async (who: Tenancy, id: string) => (await getEvent(t, who, id)).status;
 
 /** Attempt rows in the table, whatever the API still shows. */
 async function attemptRows(eventIds: string[]): Promise<number> {
@@ -145,22 +74,12 @@ async function attemptRows(eventIds: string[]): Promise<number> {
   return Number(row?.n);
 }
 
-const resend = (authorization: string, id: string) =>
-  t.call({ method: "POST", url: `${BASE}/events/${id}/resend`, headers: auth(authorization) });
 const cancel = (authorization: string, payload: Record<string, unknown>) =>
-  t.call({ method: "POST", url: `${BASE}/events/cancel`, headers: auth(authorization), payload });
+  t.call({ method: "POST", url: `${WEBHOOKS_API}/events/cancel`, headers: auth(authorization), payload });
 const deleteRange = (authorization: string, payload: Record<string, unknown>) =>
-  t.call({ method: "POST", url: `${BASE}/events/delete`, headers: auth(authorization), payload });
+  t.call({ method: "POST", url: `${WEBHOOKS_API}/events/delete`, headers: auth(authorization), payload });
 const deleteOne = (authorization: string, id: string) =>
-  t.call({ method: "DELETE", url: `${BASE}/events/${id}`, headers: auth(authorization) });
-/** `payload: null` sends no body at all. */
-const simulate = (authorization: string, hookId: string, payload: Record<string, unknown> | null = {}) =>
-  t.call({
-    method: "POST",
-    url: `${BASE}/settings/${hookId}/simulate`,
-    headers: auth(authorization),
-    ...(payload === null ? {} : { payload }),
-  });
+  t.call({ method: "DELETE", url: `${WEBHOOKS_API}/events/${id}`, headers: auth(authorization) });
 
 /** `YYYY-MM-DD` of the UTC day `n` days before START's. */
 function dayBefore(n: number): string {
@@ -170,22 +89,22 @@ function dayBefore(n: number): string {
 /** Records a conversion at `at` (the clock moved there) and returns its id. */
 async function convertAt(who: Tenancy, at: string): Promise<string> {
   t.clock.set(at);
-  return convert(who);
+  return convert(t, who);
 }
 
 describe("POST events/{id}/resend", () => {
   it("queues a Delivered event again: the next tick sends it again, with a second attempt logged", async () => {
     const who = await tenant();
     const p = path("delivered");
-    const hook = await createHook(who, { url: withId(p) });
-    const conversion = await convert(who);
+    const hook = await createHook(t, who, { url: withId(rx, p) });
+    const conversion = await convert(t, who);
     expect(await tick()).toBe(1);
-    const event = await eventOf(who, conversion);
+    const event = await eventOf(t, who, conversion);
     expect(event).toMatchObject({ status: "Delivered", attempts: 1, nextAttemptAt: null, webhookId: hook.id });
     expect(await tick()).toBe(0);
 
     t.clock.advance(HOUR);
-    const res = await resend(who.apiKey, event.id);
+    const res = await resend(t, who.apiKey, event.id);
     expect(res.statusCode, res.body).toBe(200);
     expect(res.json().data).toMatchObject({
       id: event.id,
@@ -196,10 +115,10 @@ describe("POST events/{id}/resend", () => {
     expect(await statusOf(who, event.id)).toBe("Queued");
 
     expect(await tick()).toBe(1);
-    expect(conversionsAt(p)).toEqual([conversion, conversion]);
-    const after = await getEvent(who, event.id);
+    expect(conversionsAt(rx, p)).toEqual([conversion, conversion]);
+    const after = await getEvent(t, who, event.id);
     expect(after).toMatchObject({ status: "Delivered", attempts: 2, lastAttemptAt: t.clock.now().toISOString() });
-    const attempts = await attemptsOf(who, event.id);
+    const attempts = await attemptsOf(t, who, event.id);
     expect(attempts.map((a) => [a.attempt, a.response?.status])).toEqual([
       [1, 200],
       [2, 200],
@@ -211,27 +130,27 @@ describe("POST events/{id}/resend", () => {
     const who = await tenant();
     const p = path("failing");
     rx.on(p, [...Array.from({ length: 10 }, () => ({ status: 500, body: "down" })), { status: 200, body: "ok" }]);
-    await createHook(who, { url: withId(p) });
-    const conversion = await convert(who);
-    const { id } = await eventOf(who, conversion);
+    await createHook(t, who, { url: withId(rx, p) });
+    const conversion = await convert(t, who);
+    const { id } = await eventOf(t, who, conversion);
 
     for (let round = 1; round <= 10; round += 1) {
       expect(await tick(), `round ${round}`).toBe(1);
       t.clock.advance(1.2 * HOUR);
     }
-    const failed = await getEvent(who, id);
+    const failed = await getEvent(t, who, id);
     expect(failed).toMatchObject({ status: "Failed", attempts: 10, nextAttemptAt: null });
     expect(rx.at(p)).toHaveLength(10);
     t.clock.advance(DAY);
     expect(await tick()).toBe(0);
 
-    const res = await resend(who.apiKey, id);
+    const res = await resend(t, who.apiKey, id);
     expect(res.statusCode, res.body).toBe(200);
     expect(res.json().data).toMatchObject({ status: "Queued", attempts: 10 });
     expect(await tick()).toBe(1);
-    expect(conversionsAt(p)).toHaveLength(11);
-    expect(await getEvent(who, id)).toMatchObject({ status: "Delivered", attempts: 11 });
-    const attempts = await attemptsOf(who, id);
+    expect(conversionsAt(rx, p)).toHaveLength(11);
+    expect(await getEvent(t, who, id)).toMatchObject({ status: "Delivered", attempts: 11 });
+    const attempts = await attemptsOf(t, who, id);
     expect(attempts.map((a) => a.attempt)).toEqual([1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11]);
     expect(attempts.slice(0, 10).every((a) => a.errorType === "http_status" && a.response?.status === 500)).toBe(true);
     expect(attempts[10]).toMatchObject({ errorType: null, response: { status: 200 } });
@@ -241,32 +160,32 @@ describe("POST events/{id}/resend", () => {
     const who = await tenant();
     const other = await tenant();
     const p = path("other-tenant");
-    await createHook(other, { url: withId(p) });
-    const theirs = await eventOf(other, await convert(other));
+    await createHook(t, other, { url: withId(rx, p) });
+    const theirs = await eventOf(t, other, await convert(t, other));
     await tick();
     expect(await statusOf(other, theirs.id)).toBe("Delivered");
 
     for (const id of ["evt_does_not_exist", theirs.id]) {
-      const res = await resend(who.apiKey, id);
+      const res = await resend(t, who.apiKey, id);
       expect(res.statusCode, res.body).toBe(404);
       expect(res.json().code).toBe("not_found");
     }
-    expect(await getEvent(other, theirs.id)).toMatchObject({ status: "Delivered", attempts: 1 });
+    expect(await getEvent(t, other, theirs.id)).toMatchObject({ status: "Delivered", attempts: 1 });
     expect(await tick()).toBe(0);
     expect(rx.at(p)).toHaveLength(1);
   });
 
   it("needs account.admin and a credential", async () => {
     const who = await tenant();
-    await createHook(who, { url: withId(path("resend-auth")) });
-    const { id } = await eventOf(who, await convert(who));
+    await createHook(t, who, { url: withId(rx, path("resend-auth")) });
+    const { id } = await eventOf(t, who, await convert(t, who));
     await tick();
     const reader = await person(who, ["webhooks.read", "webhooks.update", "traffic-sources.delete"]);
-    expect((await resend(reader, id)).statusCode).toBe(403);
-    const anonymous = await t.call({ method: "POST", url: `${BASE}/events/${id}/resend` });
+    expect((await resend(t, reader, id)).statusCode).toBe(403);
+    const anonymous = await t.call({ method: "POST", url: `${WEBHOOKS_API}/events/${id}/resend` });
     expect(anonymous.statusCode).toBe(401);
     expect(await statusOf(who, id)).toBe("Delivered");
-    expect((await resend(who.bearer, id)).statusCode).toBe(200);
+    expect((await resend(t, who.bearer, id)).statusCode).toBe(200);
     expect(await statusOf(who, id)).toBe("Queued");
   });
 });
@@ -276,8 +195,8 @@ describe("POST events/cancel", () => {
     const who = await tenant();
     const [pOk, pDown] = [path("ok"), path("down")];
     rx.on(pDown, { status: 503 });
-    const ok = await createHook(who, { url: withId(pOk) });
-    const down = await createHook(who, { url: withId(pDown) });
+    const ok = await createHook(t, who, { url: withId(rx, pOk) });
+    const down = await createHook(t, who, { url: withId(rx, pDown) });
     const [day1, day2, day3, day4] = [dayBefore(5), dayBefore(4), dayBefore(3), dayBefore(2)];
 
     // Before the range: one Delivered, one Retrying.
@@ -293,12 +212,12 @@ describe("POST events/cancel", () => {
       down.id,
     ]);
     // Last instant of the range: one Queued, one Paused (webhook suspended).
-    await suspend(down.id);
+    await suspendHook(t, down.id);
     const d = await convertAt(who, `${day3}T23:59:59.999Z`);
     // After the range: one Queued, one Paused.
     const e = await convertAt(who, `${day4}T00:00:00.000Z`);
 
-    const ev = async (conversion: string, hookId: string) => (await eventOf(who, conversion, hookId)).id;
+    const ev = async (conversion: string, hookId: string) => (await eventOf(t, who, conversion, hookId)).id;
     const ids = {
       a1: await ev(a, ok.id),
       a2: await ev(a, down.id),
@@ -345,26 +264,26 @@ describe("POST events/cancel", () => {
       e1: "Queued",
       e2: "Paused",
     });
-    expect((await getEvent(who, ids.b2)).nextAttemptAt).toBeNull();
-    expect(await attemptsOf(who, ids.b1)).toHaveLength(1);
+    expect((await getEvent(t, who, ids.b2)).nextAttemptAt).toBeNull();
+    expect(await attemptsOf(t, who, ids.b1)).toHaveLength(1);
 
     // Days later: only what is still waiting is claimed (a2's retry, paused on the suspended
     // webhook, and e1); nothing cancelled is.
     expect(await tick()).toBe(2);
-    expect(conversionsAt(pOk)).toEqual([a, b, e]);
-    expect(conversionsAt(pDown)).toEqual([a, b]);
+    expect(conversionsAt(rx, pOk)).toEqual([a, b, e]);
+    expect(conversionsAt(rx, pDown)).toEqual([a, b]);
     expect(await statusOf(who, ids.a2)).toBe("Paused");
-    expect(await attemptsOf(who, ids.b2)).toHaveLength(1);
+    expect(await attemptsOf(t, who, ids.b2)).toHaveLength(1);
     // Re-enabling the webhook sends nothing cancelled either.
-    await enable(who, down.id);
+    await enableHook(t, who, down.id);
     for (let round = 0; round < 3; round += 1) {
       t.clock.advance(2 * HOUR);
       await tick();
     }
-    expect(conversionsAt(pDown).filter((x) => x === b)).toHaveLength(1);
-    expect(conversionsAt(pDown)).not.toContain(c);
-    expect(conversionsAt(pDown)).not.toContain(d);
-    expect(conversionsAt(pOk)).toEqual([a, b, e]);
+    expect(conversionsAt(rx, pDown).filter((x) => x === b)).toHaveLength(1);
+    expect(conversionsAt(rx, pDown)).not.toContain(c);
+    expect(conversionsAt(rx, pDown)).not.toContain(d);
+    expect(conversionsAt(rx, pOk)).toEqual([a, b, e]);
     // The same range again: nothing left to cancel.
     expect((await cancel(who.apiKey, { dateFrom: day2, dateTo: day3 })).json().data).toEqual({ cancelled: 0 });
   });
@@ -373,35 +292,35 @@ describe("POST events/cancel", () => {
   it("a cancelled Paused event stays unsent when its webhook is re-enabled; a Paused one outside the range goes out", async () => {
     const who = await tenant();
     const p = path("paused");
-    const hook = await createHook(who, { url: withId(p) });
-    await suspend(hook.id);
+    const hook = await createHook(t, who, { url: withId(rx, p) });
+    await suspendHook(t, hook.id);
     const inRange = await convertAt(who, `${dayBefore(3)}T12:00:00.000Z`);
     const outside = await convertAt(who, `${dayBefore(1)}T12:00:00.000Z`);
     t.clock.set(START);
     const range = { dateFrom: dayBefore(3), dateTo: dayBefore(3) };
     expect((await cancel(who.apiKey, range)).json().data).toEqual({ cancelled: 1 });
-    expect(await statusOf(who, (await eventOf(who, inRange)).id)).toBe("Cancelled");
-    expect(await statusOf(who, (await eventOf(who, outside)).id)).toBe("Paused");
+    expect(await statusOf(who, (await eventOf(t, who, inRange)).id)).toBe("Cancelled");
+    expect(await statusOf(who, (await eventOf(t, who, outside)).id)).toBe("Paused");
 
-    await enable(who, hook.id);
+    await enableHook(t, who, hook.id);
     await tick();
     t.clock.advance(2 * HOUR);
     await tick();
-    expect(conversionsAt(p)).toEqual([outside]);
-    expect(await statusOf(who, (await eventOf(who, outside)).id)).toBe("Delivered");
-    expect(await statusOf(who, (await eventOf(who, inRange)).id)).toBe("Cancelled");
+    expect(conversionsAt(rx, p)).toEqual([outside]);
+    expect(await statusOf(who, (await eventOf(t, who, outside)).id)).toBe("Delivered");
+    expect(await statusOf(who, (await eventOf(t, who, inRange)).id)).toBe("Cancelled");
   });
 
   it("takes date-times with offsets (inclusive) and narrows to one webhook's events with webhookId", async () => {
     const who = await tenant();
     const other = await tenant();
-    const h1 = await createHook(who, { url: withId(path("h1")) });
-    const h2 = await createHook(who, { url: withId(path("h2")) });
-    const theirs = await createHook(other, { url: withId(path("theirs")) });
+    const h1 = await createHook(t, who, { url: withId(rx, path("h1")) });
+    const h2 = await createHook(t, who, { url: withId(rx, path("h2")) });
+    const theirs = await createHook(t, other, { url: withId(rx, path("theirs")) });
     const day = dayBefore(3);
     const early = await convertAt(who, `${day}T09:59:59.999Z`);
     const onTime = await convertAt(who, `${day}T10:00:00.000Z`);
-    const theirEvent = (await eventOf(other, await convertAt(other, `${day}T10:00:00.000Z`))).id;
+    const theirEvent = (await eventOf(t, other, await convertAt(other, `${day}T10:00:00.000Z`))).id;
     t.clock.set(START);
 
     // 12:00 at +02:00 is 10:00Z: both bounds on that instant take exactly the events created then.
@@ -409,43 +328,43 @@ describe("POST events/cancel", () => {
     const narrowed = await cancel(who.apiKey, { ...instant, webhookId: h1.id });
     expect(narrowed.statusCode, narrowed.body).toBe(200);
     expect(narrowed.json().data).toEqual({ cancelled: 1 });
-    expect(await statusOf(who, (await eventOf(who, onTime, h1.id)).id)).toBe("Cancelled");
-    expect(await statusOf(who, (await eventOf(who, onTime, h2.id)).id)).toBe("Queued");
-    expect(await statusOf(who, (await eventOf(who, early, h1.id)).id)).toBe("Queued");
+    expect(await statusOf(who, (await eventOf(t, who, onTime, h1.id)).id)).toBe("Cancelled");
+    expect(await statusOf(who, (await eventOf(t, who, onTime, h2.id)).id)).toBe("Queued");
+    expect(await statusOf(who, (await eventOf(t, who, early, h1.id)).id)).toBe("Queued");
 
     // Another tenant's webhook id matches nothing of ours, and their events are never touched.
     expect((await cancel(who.apiKey, { ...instant, webhookId: theirs.id })).json().data).toEqual({ cancelled: 0 });
     expect((await cancel(who.apiKey, instant)).json().data).toEqual({ cancelled: 1 });
-    expect(await statusOf(who, (await eventOf(who, onTime, h2.id)).id)).toBe("Cancelled");
+    expect(await statusOf(who, (await eventOf(t, who, onTime, h2.id)).id)).toBe("Cancelled");
     expect(await statusOf(other, theirEvent)).toBe("Queued");
-    expect(await statusOf(who, (await eventOf(who, early, h2.id)).id)).toBe("Queued");
+    expect(await statusOf(who, (await eventOf(t, who, early, h2.id)).id)).toBe("Queued");
   });
 
   it("stops an event whose attempt is in flight: the attempt's outcome does not overwrite Cancelled", async () => {
     const who = await tenant();
     const p = path("slow");
     rx.on(p, [{ status: 500 }]);
-    await createHook(who, { url: `${rx.base}${p}?c=\${conversionId}` });
-    const conversion = await convert(who);
-    const { id } = await eventOf(who, conversion);
+    await createHook(t, who, { url: `${rx.base}${p}?c=\${conversionId}` });
+    const conversion = await convert(t, who);
+    const { id } = await eventOf(t, who, conversion);
     rx.on(p, "hang");
     const ticking = tick();
     await rx.waitFor(p, 5_000);
     const today = START.toISOString().slice(0, 10);
     expect((await cancel(who.apiKey, { dateFrom: today, dateTo: today })).json().data).toEqual({ cancelled: 1 });
     expect(await ticking).toBe(1);
-    const after = await getEvent(who, id);
+    const after = await getEvent(t, who, id);
     expect(after).toMatchObject({ status: "Cancelled", nextAttemptAt: null });
     // The attempt itself is logged; nothing follows it.
-    expect((await attemptsOf(who, id)).map((a) => a.errorType)).toEqual(["timeout"]);
+    expect((await attemptsOf(t, who, id)).map((a) => a.errorType)).toEqual(["timeout"]);
     t.clock.advance(2 * HOUR);
     expect(await tick()).toBe(0);
   });
 
   it("needs traffic-sources.delete on top of account.admin, and both dates", async () => {
     const who = await tenant();
-    await createHook(who, { url: withId(path("cancel-auth")) });
-    const { id } = await eventOf(who, await convert(who));
+    await createHook(t, who, { url: withId(rx, path("cancel-auth")) });
+    const { id } = await eventOf(t, who, await convert(t, who));
     const today = START.toISOString().slice(0, 10);
     const range = { dateFrom: today, dateTo: today };
 
@@ -459,7 +378,9 @@ describe("POST events/cancel", () => {
       expect(res.statusCode, `${who_}: ${res.body}`).toBe(403);
     }
     expect((await cancel(plainKey.apiKey, range)).statusCode).toBe(403);
-    expect((await t.call({ method: "POST", url: `${BASE}/events/cancel`, payload: range })).statusCode).toBe(401);
+    expect((await t.call({ method: "POST", url: `${WEBHOOKS_API}/events/cancel`, payload: range })).statusCode).toBe(
+      401,
+    );
     expect(await statusOf(who, id)).toBe("Queued");
 
     for (const payload of [{ dateFrom: today }, { dateTo: today }, {}, { dateFrom: today, dateTo: "yesterday" }]) {
@@ -481,26 +402,26 @@ describe("deleting events", () => {
     const who = await tenant();
     const other = await tenant();
     const p = path("delete-one");
-    await createHook(who, { url: withId(p) });
-    await createHook(other, { url: withId(path("delete-theirs")) });
-    const { id } = await eventOf(who, await convert(who));
-    const theirs = (await eventOf(other, await convert(other))).id;
+    await createHook(t, who, { url: withId(rx, p) });
+    await createHook(t, other, { url: withId(rx, path("delete-theirs")) });
+    const { id } = await eventOf(t, who, await convert(t, who));
+    const theirs = (await eventOf(t, other, await convert(t, other))).id;
     await tick();
-    expect(await attemptsOf(who, id)).toHaveLength(1);
+    expect(await attemptsOf(t, who, id)).toHaveLength(1);
 
     const res = await deleteOne(who.apiKey, id);
     expect(res.statusCode, res.body).toBe(200);
     expect(res.json().data).toEqual({ id, deleted: true });
-    const gone = await t.call({ method: "GET", url: `${BASE}/events/${id}`, headers: auth(who.apiKey) });
+    const gone = await t.call({ method: "GET", url: `${WEBHOOKS_API}/events/${id}`, headers: auth(who.apiKey) });
     expect(gone.statusCode).toBe(404);
     const goneAttempts = await t.call({
       method: "GET",
-      url: `${BASE}/events/${id}/attempts`,
+      url: `${WEBHOOKS_API}/events/${id}/attempts`,
       headers: auth(who.apiKey),
     });
     expect(goneAttempts.statusCode).toBe(404);
     expect(await attemptRows([id])).toBe(0);
-    expect(await listEvents(who)).toEqual([]);
+    expect(await listEvents(t, who)).toEqual([]);
 
     // Again, unknown, or another tenant's: 404, and theirs survives with its attempt.
     for (const target of [id, "evt_does_not_exist", theirs]) {
@@ -515,9 +436,9 @@ describe("deleting events", () => {
     const other = await tenant();
     const pDown = path("down");
     rx.on(pDown, { status: 500 });
-    const h1 = await createHook(who, { url: withId(path("ok")) });
-    const h2 = await createHook(who, { url: withId(pDown) });
-    await createHook(other, { url: withId(path("theirs")) });
+    const h1 = await createHook(t, who, { url: withId(rx, path("ok")) });
+    const h2 = await createHook(t, who, { url: withId(rx, pDown) });
+    await createHook(t, other, { url: withId(rx, path("theirs")) });
     const [day1, day2, day3] = [dayBefore(4), dayBefore(3), dayBefore(2)];
     const a = await convertAt(who, `${day1}T23:59:59.999Z`);
     const b = await convertAt(who, `${day2}T00:00:00.000Z`);
@@ -527,9 +448,9 @@ describe("deleting events", () => {
     const d = await convertAt(who, `${day3}T00:00:00.000Z`);
     t.clock.set(START);
 
-    const b1 = await eventOf(who, b, h1.id);
-    const b2 = await eventOf(who, b, h2.id);
-    const c2 = await eventOf(who, c, h2.id);
+    const b1 = await eventOf(t, who, b, h1.id);
+    const b2 = await eventOf(t, who, b, h2.id);
+    const c2 = await eventOf(t, who, c, h2.id);
     expect([b1.status, b2.status, c2.status]).toEqual(["Delivered", "Retrying", "Queued"]);
 
     // One webhook's first: b2 and c2.
@@ -537,7 +458,7 @@ describe("deleting events", () => {
     expect(narrowed.statusCode, narrowed.body).toBe(200);
     expect(narrowed.json().data).toEqual({ deleted: 2 });
     for (const id of [b2.id, c2.id]) {
-      const res = await t.call({ method: "GET", url: `${BASE}/events/${id}`, headers: auth(who.apiKey) });
+      const res = await t.call({ method: "GET", url: `${WEBHOOKS_API}/events/${id}`, headers: auth(who.apiKey) });
       expect(res.statusCode).toBe(404);
     }
     expect(await attemptRows([b2.id])).toBe(0);
@@ -547,9 +468,9 @@ describe("deleting events", () => {
     const all = await deleteRange(who.apiKey, { dateFrom: day2, dateTo: day2 });
     expect(all.json().data).toEqual({ deleted: 2 });
     expect(await attemptRows([b1.id])).toBe(0);
-    const left = await listEvents(who);
+    const left = await listEvents(t, who);
     expect(left.map((e) => e.conversionId).sort()).toEqual([a, a, d, d].sort());
-    expect((await listEvents(other)).map((e) => e.conversionId)).toEqual([theirs]);
+    expect((await listEvents(t, other)).map((e) => e.conversionId)).toEqual([theirs]);
     expect((await deleteRange(who.apiKey, { dateFrom: day2, dateTo: day2 })).json().data).toEqual({ deleted: 0 });
   });
 
@@ -557,22 +478,22 @@ describe("deleting events", () => {
     const who = await tenant();
     const p = path("in-flight");
     rx.on(p, "hang");
-    await createHook(who, { url: withId(p) });
-    const { id } = await eventOf(who, await convert(who));
+    await createHook(t, who, { url: withId(rx, p) });
+    const { id } = await eventOf(t, who, await convert(t, who));
     const ticking = tick();
     await rx.waitFor(p, 5_000);
     expect((await deleteOne(who.apiKey, id)).statusCode).toBe(200);
     expect(await ticking).toBe(1);
     expect(await attemptRows([id])).toBe(0);
-    expect(await listEvents(who)).toEqual([]);
+    expect(await listEvents(t, who)).toEqual([]);
     t.clock.advance(2 * HOUR);
     expect(await tick()).toBe(0);
   });
 
   it("both need traffic-sources.delete on top of account.admin; missing dates are 400", async () => {
     const who = await tenant();
-    await createHook(who, { url: withId(path("delete-auth")) });
-    const { id } = await eventOf(who, await convert(who));
+    await createHook(t, who, { url: withId(rx, path("delete-auth")) });
+    const { id } = await eventOf(t, who, await convert(t, who));
     const today = START.toISOString().slice(0, 10);
     const range = { dateFrom: today, dateTo: today };
     const deleterOnly = await person(who, ["traffic-sources.delete"]);
@@ -583,8 +504,10 @@ describe("deleting events", () => {
       expect((await deleteRange(authorization, range)).statusCode).toBe(403);
     }
     expect((await deleteRange(plainKey.apiKey, range)).statusCode).toBe(403);
-    expect((await t.call({ method: "DELETE", url: `${BASE}/events/${id}` })).statusCode).toBe(401);
-    expect((await t.call({ method: "POST", url: `${BASE}/events/delete`, payload: range })).statusCode).toBe(401);
+    expect((await t.call({ method: "DELETE", url: `${WEBHOOKS_API}/events/${id}` })).statusCode).toBe(401);
+    expect((await t.call({ method: "POST", url: `${WEBHOOKS_API}/events/delete`, payload: range })).statusCode).toBe(
+      401,
+    );
     for (const payload of [{ dateFrom: today }, { dateTo: today }, { webhookId: "x" }]) {
       expect((await deleteRange(who.apiKey, payload)).statusCode, JSON.stringify(payload)).toBe(400);
     }
@@ -592,7 +515,7 @@ describe("deleting events", () => {
 
     const admin = await person(who, ["account.admin", "traffic-sources.delete"]);
     expect((await deleteRange(admin, range)).json().data).toEqual({ deleted: 1 });
-    expect(await listEvents(who)).toEqual([]);
+    expect(await listEvents(t, who)).toEqual([]);
   });
 });
 
@@ -603,9 +526,9 @@ describe("POST settings/{id}/simulate", () => {
     const who = await tenant();
     const p = path("simulate");
     const template = `${rx.base}${p}?${SIMULATE_QUERY}&type=\${conversionType}&event=\${eventName}&click=\${clickId}`;
-    const hook = await createHook(who, { url: template, method: "POST" });
+    const hook = await createHook(t, who, { url: template, method: "POST" });
 
-    const res = await simulate(who.apiKey, hook.id);
+    const res = await simulate(t, who.apiKey, hook.id);
     expect(res.statusCode, res.body).toBe(202);
     expect(res.json().message).toBe("Request sent");
     expect(Object.keys(res.json().data)).toEqual(["eventId"]);
@@ -613,7 +536,7 @@ describe("POST settings/{id}/simulate", () => {
     expect(typeof eventId).toBe("string");
     expect(rx.at(p)).toEqual([]);
 
-    const [event] = await listEvents(who, `?webhookId=${hook.id}`);
+    const [event] = await listEvents(t, who, `?webhookId=${hook.id}`);
     expect(event).toMatchObject({
       id: eventId,
       webhookId: hook.id,
@@ -637,22 +560,7 @@ describe("POST settings/{id}/simulate", () => {
     expect(received?.headers["content-type"]).toBe("application/json");
 
     const body = JSON.parse(received?.body ?? "null");
-    expect(Object.keys(body).sort()).toEqual([
-      "account",
-      "attribution",
-      "brand",
-      "clickDate",
-      "clickId",
-      "conversionId",
-      "conversionType",
-      "currency",
-      "eventName",
-      "eventTime",
-      "eventValue",
-      "pageViews",
-      "program",
-      "trafficSource",
-    ]);
+    expect(Object.keys(body).sort()).toEqual(PAYLOAD_KEYS);
     expect(body).toMatchObject({
       conversionType: "Deposit",
       eventName: "Deposit",
@@ -678,9 +586,9 @@ describe("POST settings/{id}/simulate", () => {
     expect(body.pageViews[0]).toMatchObject({ url: SAMPLE_VALUES.location, title: SAMPLE_VALUES.documentTitle });
 
     // The outcome shows in the webhook's delivery log, marked simulated, with its attempt.
-    const [delivered] = await listEvents(who, `?webhookId=${hook.id}`);
+    const [delivered] = await listEvents(t, who, `?webhookId=${hook.id}`);
     expect(delivered).toMatchObject({ id: eventId, simulated: true, status: "Delivered", attempts: 1 });
-    const attempts = await attemptsOf(who, eventId);
+    const attempts = await attemptsOf(t, who, eventId);
     expect(attempts).toHaveLength(1);
     expect(attempts[0]).toMatchObject({
       attempt: 1,
@@ -695,20 +603,20 @@ describe("POST settings/{id}/simulate", () => {
   it("sends the type asked for, else the webhook's first filtered type, under the webhook's custom event name", async () => {
     const who = await tenant();
     const p = path("types");
-    const hook = await createHook(who, {
+    const hook = await createHook(t, who, {
       url: `${rx.base}${p}?type=\${conversionType}&event=\${eventName}`,
       conversionTypes: ["FirstTimeDeposit", "Signup"],
       eventNames: { Signup: "sign_up" },
     });
-    expect((await simulate(who.apiKey, hook.id, {})).statusCode).toBe(202);
-    expect((await simulate(who.apiKey, hook.id, { conversionType: "Signup" })).statusCode).toBe(202);
+    expect((await simulate(t, who.apiKey, hook.id, {})).statusCode).toBe(202);
+    expect((await simulate(t, who.apiKey, hook.id, { conversionType: "Signup" })).statusCode).toBe(202);
     expect(await tick()).toBe(2);
     const got = rx
       .at(p)
       .map((r) => `${r.query.get("type")}/${r.query.get("event")}`)
       .sort();
     expect(got).toEqual(["FirstTimeDeposit/FirstTimeDeposit", "Signup/sign_up"]);
-    const events = await listEvents(who, `?webhookId=${hook.id}`);
+    const events = await listEvents(t, who, `?webhookId=${hook.id}`);
     expect(events.map((e) => [e.simulated, e.status])).toEqual([
       [true, "Delivered"],
       [true, "Delivered"],
@@ -719,8 +627,8 @@ describe("POST settings/{id}/simulate", () => {
   it("accepts a request with no body at all", async () => {
     const who = await tenant();
     const p = path("no-body");
-    const hook = await createHook(who, { url: `${rx.base}${p}?type=\${conversionType}` });
-    const res = await simulate(who.apiKey, hook.id, null);
+    const hook = await createHook(t, who, { url: `${rx.base}${p}?type=\${conversionType}` });
+    const res = await simulate(t, who.apiKey, hook.id, null);
     expect(res.statusCode, res.body).toBe(202);
     expect(await tick()).toBe(1);
     expect(rx.at(p).map((r) => r.query.get("type"))).toEqual(["Deposit"]);
@@ -728,54 +636,45 @@ describe("POST settings/{id}/simulate", () => {
 
   it("refuses commission types and unknown types with 400, creating no event", async () => {
     const who = await tenant();
-    const hook = await createHook(who, { url: withId(path("commission")) });
+    const hook = await createHook(t, who, { url: withId(rx, path("commission")) });
     for (const conversionType of ["CpaCommission", "RevShareCommission", "FlatFeeCommission", "Purchase"]) {
-      const res = await simulate(who.apiKey, hook.id, { conversionType });
+      const res = await simulate(t, who.apiKey, hook.id, { conversionType });
       expect(res.statusCode, `${conversionType}: ${res.body}`).toBe(400);
       expect(res.json().message).toContain("conversionType");
     }
-    expect(await listEvents(who, `?webhookId=${hook.id}`)).toEqual([]);
+    expect(await listEvents(t, who, `?webhookId=${hook.id}`)).toEqual([]);
   });
 
   it("simulates Click only while the tenant's clickWebhooks entitlement is on", async () => {
     const who = await tenant();
     const p = path("click");
-    const hook = await createHook(who, { url: `${rx.base}${p}?type=\${conversionType}` });
-    const setClickWebhooks = async (on: boolean) => {
-      const res = await t.call({
-        method: "PATCH",
-        url: `/api/admin/tenants/${who.tenantId}`,
-        headers: auth(`Bearer ${ADMIN_KEY}`),
-        payload: { entitlements: { clickWebhooks: on } },
-      });
-      expect(res.statusCode, res.body).toBe(200);
-    };
+    const hook = await createHook(t, who, { url: `${rx.base}${p}?type=\${conversionType}` });
 
-    const refused = await simulate(who.apiKey, hook.id, { conversionType: "Click" });
+    const refused = await simulate(t, who.apiKey, hook.id, { conversionType: "Click" });
     expect(refused.statusCode, refused.body).toBe(400);
-    expect(await listEvents(who, `?webhookId=${hook.id}`)).toEqual([]);
+    expect(await listEvents(t, who, `?webhookId=${hook.id}`)).toEqual([]);
 
-    await setClickWebhooks(true);
-    const accepted = await simulate(who.bearer, hook.id, { conversionType: "Click" });
+    await setClickWebhooks(t, who, true);
+    const accepted = await simulate(t, who.bearer, hook.id, { conversionType: "Click" });
     expect(accepted.statusCode, accepted.body).toBe(202);
     expect(await tick()).toBe(1);
     expect(rx.at(p).map((r) => r.query.get("type"))).toEqual(["Click"]);
-    expect(await getEvent(who, accepted.json().data.eventId)).toMatchObject({
+    expect(await getEvent(t, who, accepted.json().data.eventId)).toMatchObject({
       conversionType: "Click",
       simulated: true,
       status: "Delivered",
     });
 
-    await setClickWebhooks(false);
-    expect((await simulate(who.bearer, hook.id, { conversionType: "Click" })).statusCode).toBe(400);
+    await setClickWebhooks(t, who, false);
+    expect((await simulate(t, who.bearer, hook.id, { conversionType: "Click" })).statusCode).toBe(400);
   });
 
   it("a live conversion renders the simulate-only placeholders empty and is not marked simulated", async () => {
     const who = await tenant();
     const p = path("live");
-    const hook = await createHook(who, { url: `${rx.base}${p}?${SIMULATE_QUERY}&c=\${conversionId}` });
-    const conversion = await convert(who, { type: "Deposit", value: 10, currency: "EUR" });
-    const simulated = (await simulate(who.apiKey, hook.id)).json().data.eventId;
+    const hook = await createHook(t, who, { url: `${rx.base}${p}?${SIMULATE_QUERY}&c=\${conversionId}` });
+    const conversion = await convert(t, who, { type: "Deposit", value: 10, currency: "EUR" });
+    const simulated = (await simulate(t, who.apiKey, hook.id)).json().data.eventId;
     expect(await tick()).toBe(2);
 
     const live = rx.at(p).find((r) => r.query.get("c") === conversion);
@@ -784,7 +683,7 @@ describe("POST settings/{id}/simulate", () => {
       expect(live?.query.get(name), name).toBe("");
       expect(sample?.query.get(name), name).toBe(SAMPLE_VALUES[name]);
     }
-    const events = await listEvents(who, `?webhookId=${hook.id}`);
+    const events = await listEvents(t, who, `?webhookId=${hook.id}`);
     expect(events.find((e) => e.conversionId === conversion)?.simulated).toBe(false);
     expect(events.find((e) => e.id === simulated)?.simulated).toBe(true);
   });
@@ -792,19 +691,19 @@ describe("POST settings/{id}/simulate", () => {
   it("answers 404 for an unknown webhook and another tenant's, 401 without a credential, 403 without account.admin", async () => {
     const who = await tenant();
     const other = await tenant();
-    const theirs = await createHook(other, { url: withId(path("theirs")) });
-    const mine = await createHook(who, { url: withId(path("mine")) });
+    const theirs = await createHook(t, other, { url: withId(rx, path("theirs")) });
+    const mine = await createHook(t, who, { url: withId(rx, path("mine")) });
 
     for (const id of ["whk_does_not_exist", theirs.id]) {
-      const res = await simulate(who.apiKey, id);
+      const res = await simulate(t, who.apiKey, id);
       expect(res.statusCode, res.body).toBe(404);
     }
-    expect(await listEvents(other)).toEqual([]);
-    const anonymous = await t.call({ method: "POST", url: `${BASE}/settings/${mine.id}/simulate` });
+    expect(await listEvents(t, other)).toEqual([]);
+    const anonymous = await t.call({ method: "POST", url: `${WEBHOOKS_API}/settings/${mine.id}/simulate` });
     expect(anonymous.statusCode).toBe(401);
     const notAdmin = await person(who, ["webhooks.read", "webhooks.update", "traffic-sources.delete"]);
-    expect((await simulate(notAdmin, mine.id)).statusCode).toBe(403);
-    expect(await listEvents(who)).toEqual([]);
+    expect((await simulate(t, notAdmin, mine.id)).statusCode).toBe(403);
+    expect(await listEvents(t, who)).toEqual([]);
     expect(await tick()).toBe(0);
   });
 });

@@ -1,10 +1,11 @@
 /* biome-ignore-all lint/suspicious/noTemplateCurlyInString: webhook URL templates use the ${name} placeholder syntax */
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from "vitest";
-import { ADMIN_KEY, seedTenancy, startTestApp, type Tenancy, type TestApp } from "./helpers/app.js";
+import { PERMISSIONS } from "../src/features/auth/index.js";
+import { seedTenancy, startTestApp, type Tenancy, type TestApp } from "./helpers/app.js";
 import { createVia } from "./helpers/catalog.js";
+import { SIMULATE_ONLY, setClickWebhooks, signInPerson, WEBHOOKS_API } from "./helpers/webhooks.js";
 
-const BASE = "/api/v1/conversions/outgoing/webhooks";
-const SETTINGS = `${BASE}/settings`;
+const SETTINGS = `${WEBHOOKS_API}/settings`;
 const URL_OK = "https://receiver.example/pb?click=${clickId}&value={{eventValue}}&raw={{{gclid}}}";
 const RECORD_KEYS = [
   "attributionSources",
@@ -47,16 +48,6 @@ const SPEC_LIVE = [
   "program",
   "programId",
   "clientUserAgent",
-];
-const SPEC_SIMULATE_ONLY = [
-  "medium",
-  "campaign",
-  "term",
-  "content",
-  "creative",
-  "location",
-  "locationPath",
-  "documentTitle",
 ];
 
 interface WebhookRecord {
@@ -126,17 +117,6 @@ describe("outgoing webhook settings", () => {
       [tenantId, sourceId],
     );
     return row?.n ?? -1;
-  }
-
-  async function setClickWebhooks(who: Tenancy, on: boolean) {
-    const res = await t.call({
-      method: "PATCH",
-      url: `/api/admin/tenants/${who.tenantId}`,
-      headers: { authorization: `Bearer ${ADMIN_KEY}` },
-      payload: { entitlements: { clickWebhooks: on } },
-    });
-    expect(res.statusCode).toBe(200);
-    expect(res.json().data.entitlements.clickWebhooks).toBe(on);
   }
 
   describe("create and get", () => {
@@ -651,7 +631,11 @@ describe("outgoing webhook settings", () => {
     let names: { name: string; simulateOnly: boolean }[];
     beforeAll(async () => {
       who = await tenant();
-      const res = await t.call({ method: "GET", url: `${BASE}/placeholders`, headers: { authorization: who.apiKey } });
+      const res = await t.call({
+        method: "GET",
+        url: `${WEBHOOKS_API}/placeholders`,
+        headers: { authorization: who.apiKey },
+      });
       expect(res.statusCode).toBe(200);
       names = res.json().data;
     });
@@ -659,7 +643,7 @@ describe("outgoing webhook settings", () => {
     it("lists every name of the spec, the simulate-only ones flagged", () => {
       const byName = new Map(names.map((p) => [p.name, p.simulateOnly]));
       for (const name of SPEC_LIVE) expect(byName.get(name), name).toBe(false);
-      for (const name of SPEC_SIMULATE_ONLY) expect(byName.get(name), name).toBe(true);
+      for (const name of SIMULATE_ONLY) expect(byName.get(name), name).toBe(true);
       for (const p of names) expect(Object.keys(p).sort()).toEqual(["name", "simulateOnly"]);
     });
 
@@ -724,7 +708,7 @@ describe("outgoing webhook settings", () => {
       const plain = await create(clicker);
       expect((await patch(clicker, plain.id, { conversionTypes: ["Click"] })).statusCode).toBe(400);
 
-      await setClickWebhooks(clicker, true);
+      await setClickWebhooks(t, clicker, true);
       const withKey = await post(clicker, clickBody);
       expect(withKey.statusCode).toBe(201);
       expect(withKey.json().data.conversionTypes).toEqual(["Click"]);
@@ -736,7 +720,7 @@ describe("outgoing webhook settings", () => {
       expect(patched.json().data.conversionTypes).toEqual(["Click", "Deposit"]);
 
       // Turned off again: refused at once, even for a key that was just used.
-      await setClickWebhooks(clicker, false);
+      await setClickWebhooks(t, clicker, false);
       expect((await post(clicker, clickBody)).statusCode).toBe(400);
       expect((await post(clicker.bearer, clickBody)).statusCode).toBe(400);
     });
@@ -861,34 +845,11 @@ describe("outgoing webhook settings", () => {
     beforeAll(async () => {
       owner = await tenant();
       hook = await create(owner);
-      const email = `webhooks-nonadmin-${Date.now()}@example.com`;
-      const password = "correct horse battery";
-      const user = await t.call({
-        method: "POST",
-        url: `/api/admin/tenants/${owner.tenantId}/users`,
-        headers: { authorization: `Bearer ${ADMIN_KEY}` },
-        payload: {
-          email,
-          password,
-          name: "Not an admin",
-          permissions: [
-            "reports.read",
-            "reports.update",
-            "catalog.read",
-            "catalog.update",
-            "traffic-sources.delete",
-            "conversions.read",
-            "conversions.update",
-            "webhooks.read",
-            "webhooks.update",
-            "usage.read",
-          ],
-        },
+      const person = await signInPerson(t, owner.tenantId, {
+        name: "Not an admin",
+        permissions: PERMISSIONS.filter((p) => p !== "account.admin"),
       });
-      expect(user.statusCode).toBe(201);
-      const login = await t.call({ method: "POST", url: "/api/v1/auth", payload: { email, password } });
-      expect(login.statusCode).toBe(200);
-      nonAdmin = `Bearer ${login.json().data.token}`;
+      nonAdmin = person.bearer;
     });
 
     type Route = [string, "GET" | "POST" | "PATCH" | "DELETE", (id: string) => string, object | undefined];
@@ -899,7 +860,7 @@ describe("outgoing webhook settings", () => {
       ["update", "PATCH", (id) => `${SETTINGS}/${id}`, { name: "Hijacked" }],
       ["delete", "DELETE", (id) => `${SETTINGS}/${id}`, undefined],
       ["validate", "POST", () => `${SETTINGS}/validate`, { url: URL_OK }],
-      ["placeholders", "GET", () => `${BASE}/placeholders`, undefined],
+      ["placeholders", "GET", () => `${WEBHOOKS_API}/placeholders`, undefined],
     ];
 
     it.each(ROUTES)("%s is 401 without a valid credential, even with a bad body", async (_name, method, url) => {

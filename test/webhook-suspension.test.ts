@@ -1,9 +1,19 @@
 /* biome-ignore-all lint/suspicious/noTemplateCurlyInString: webhook URL templates use the ${name} placeholder syntax */
 import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest";
-import type { DeliveryEvent as Event } from "../src/features/outgoing-webhooks/event-service.js";
 import type { Webhook } from "../src/features/outgoing-webhooks/settings-service.js";
-import { seedTenancy, startTestApp, type Tenancy, type TestApp } from "./helpers/app.js";
+import { seedTenancy, type Tenancy, type TestApp } from "./helpers/app.js";
 import { type Receiver, startReceiver } from "./helpers/receiver.js";
+import {
+  cancelWaitingEvents,
+  convert,
+  createHook,
+  enableHook,
+  eventOf,
+  getHook,
+  simulateEvent,
+  startWebhookTestApp,
+  WEBHOOKS_API,
+} from "./helpers/webhooks.js";
 
 // Suspension of an outgoing webhook that got nothing but failures for 5 days (issue 6 item 8;
 // API.md "Webhook status moves": Enabled -> Suspended "when nothing but failures came back for
@@ -11,8 +21,6 @@ import { type Receiver, startReceiver } from "./helpers/receiver.js";
 // until then). Time is the app's clock; a real loopback receiver answers 500 or 200; the worker is
 // ticked by hand. Retries come about every WEBHOOK_RETRY_INTERVAL_S (one hour here, ±10%).
 
-const BASE = "/api/v1/conversions/outgoing/webhooks";
-const ENV = { WEBHOOK_ALLOWED_HOSTS: "127.0.0.1", WEBHOOK_TIMEOUT_MS: "500", WEBHOOK_RETRY_INTERVAL_S: "3600" };
 const MINUTE = 60_000;
 const HOUR = 60 * MINUTE;
 const DAY = 24 * HOUR;
@@ -26,7 +34,7 @@ let START: Date;
 let pathCounter = 0;
 
 beforeAll(async () => {
-  t = await startTestApp({ env: ENV, app: { rateLimit: { max: 100_000 } } });
+  t = await startWebhookTestApp({ env: { WEBHOOK_RETRY_INTERVAL_S: "3600" } });
   rx = await startReceiver();
   START = t.clock.now();
 });
@@ -34,14 +42,12 @@ afterAll(async () => {
   await t.close();
   await rx.close();
 });
-// A tick claims due events of every tenant: nothing a test leaves waiting may reach the next one.
 afterEach(async () => {
-  await t.ctx.db.query("update webhook_events set status = 'Cancelled' where status in ('Queued', 'Retrying')");
+  await cancelWaitingEvents(t);
   t.clock.set(START);
 });
 
 const tick = () => t.ctx.delivery.tick();
-const auth = (who: Tenancy) => ({ authorization: who.apiKey });
 /** Sets the clock to T + ms. */
 const at = (ms: number) => t.clock.set(new Date(START.getTime() + ms));
 
@@ -54,94 +60,48 @@ async function failingHook(who: Tenancy): Promise<{ hook: Webhook; real: string;
   const [real, simulated] = [`${p}/Signup`, `${p}/Qualifier`];
   rx.on(real, FAIL);
   rx.on(simulated, FAIL);
-  const res = await t.call({
-    method: "POST",
-    url: `${BASE}/settings`,
-    headers: auth(who),
-    payload: { name: "Flaky receiver", method: "GET", url: `${rx.base}${p}/\${conversionType}?c=\${conversionId}` },
+  const hook = await createHook(t, who, {
+    name: "Flaky receiver",
+    url: `${rx.base}${p}/\${conversionType}?c=\${conversionId}`,
   });
-  if (res.statusCode !== 201) throw new Error(`creating a webhook answered ${res.statusCode}: ${res.body}`);
-  return { hook: res.json().data, real, simulated };
+  return { hook, real, simulated };
 }
 
-async function getHook(who: Tenancy, id: string): Promise<Webhook> {
-  const res = await t.call({ method: "GET", url: `${BASE}/settings/${id}`, headers: auth(who) });
-  expect(res.statusCode, res.body).toBe(200);
-  return res.json().data;
-}
+const statusOfHook = async (who: Tenancy, id: string) => (await getHook(t, who, id)).status;
 
-const statusOfHook = async (who: Tenancy, id: string) => (await getHook(who, id)).status;
+/** A simulated Qualifier, answered on the `simulated` path; returns the event's id. */
+const simulate = (who: Tenancy, hookId: string) => simulateEvent(t, who, hookId, { conversionType: "Qualifier" });
 
-async function enable(who: Tenancy, id: string): Promise<Webhook> {
-  const res = await t.call({
-    method: "PATCH",
-    url: `${BASE}/settings/${id}`,
-    headers: auth(who),
-    payload: { status: "Enabled" },
-  });
-  expect(res.statusCode, res.body).toBe(200);
-  return res.json().data;
-}
-
-async function convert(who: Tenancy): Promise<string> {
-  const res = await t.call({
-    method: "POST",
-    url: "/api/v1/conversions",
-    headers: auth(who),
-    payload: { type: "Signup" },
-  });
-  expect(res.statusCode, res.body).toBe(201);
-  return res.json().data.id;
-}
-
-async function simulate(who: Tenancy, hookId: string): Promise<string> {
-  const res = await t.call({
-    method: "POST",
-    url: `${BASE}/settings/${hookId}/simulate`,
-    headers: auth(who),
-    payload: { conversionType: "Qualifier" },
-  });
-  expect(res.statusCode, res.body).toBe(202);
-  return res.json().data.eventId;
-}
-
-async function eventOf(who: Tenancy, conversionId: string): Promise<Event> {
-  const res = await t.call({ method: "GET", url: `${BASE}/events?conversionId=${conversionId}`, headers: auth(who) });
-  expect(res.statusCode, res.body).toBe(200);
-  expect(res.json().data).toHaveLength(1);
-  return res.json().data[0];
-}
-
-const statusOf = async (who: Tenancy, conversionId: string) => (await eventOf(who, conversionId)).status;
+const statusOf = async (who: Tenancy, conversionId: string) => (await eventOf(t, who, conversionId)).status;
 
 describe("suspension after 5 days of nothing but failures", () => {
   it("stays Enabled while the failures span less than 5 days; the first failed attempt at 5 days suspends it", async () => {
     const who = await seedTenancy(t);
     const { hook, real } = await failingHook(who);
 
-    const a = await convert(who);
+    const a = await convert(t, who);
     expect(await tick()).toBe(1);
     expect(await statusOf(who, a)).toBe("Retrying");
-    expect(await getHook(who, hook.id)).toMatchObject({ status: "Enabled", statusReason: null });
+    expect(await getHook(t, who, hook.id)).toMatchObject({ status: "Enabled", statusReason: null });
 
     // One minute short of 5 days: the retry of the first and a new conversion fail, still Enabled.
     at(5 * DAY - MINUTE);
-    const b = await convert(who);
+    const b = await convert(t, who);
     expect(await tick()).toBe(2);
     expect(rx.at(real)).toHaveLength(3);
-    expect(await getHook(who, hook.id)).toMatchObject({ status: "Enabled", statusReason: null });
+    expect(await getHook(t, who, hook.id)).toMatchObject({ status: "Enabled", statusReason: null });
 
     // Exactly 5 days after the first failure: the next failed attempt suspends it.
     at(5 * DAY);
-    const c = await convert(who);
+    const c = await convert(t, who);
     expect(await tick()).toBe(1);
     expect(rx.at(real)).toHaveLength(4);
-    const suspended = await getHook(who, hook.id);
+    const suspended = await getHook(t, who, hook.id);
     expect(suspended.status).toBe("Suspended");
     expect(suspended.statusReason).toMatch(/fail/i);
 
     // A suspended webhook sends nothing: new events are Paused, due retries are paused unsent.
-    const d = await convert(who);
+    const d = await convert(t, who);
     expect(await statusOf(who, d)).toBe("Paused");
     at(5 * DAY + 2 * HOUR);
     expect(await tick()).toBe(3);
@@ -153,7 +113,7 @@ describe("suspension after 5 days of nothing but failures", () => {
 
     // Only the caller enables it again; the Paused events then go out.
     rx.on(real, OK);
-    expect(await enable(who, hook.id)).toMatchObject({ status: "Enabled", statusReason: null });
+    expect(await enableHook(t, who, hook.id)).toMatchObject({ status: "Enabled", statusReason: null });
     expect(await tick()).toBe(4);
     expect(rx.at(real)).toHaveLength(8);
     expect(
@@ -170,7 +130,7 @@ describe("suspension after 5 days of nothing but failures", () => {
   it("counts the retries of one event: its first failed retry at 5 days or later suspends the webhook", async () => {
     const who = await seedTenancy(t);
     const { hook, real } = await failingHook(who);
-    const a = await convert(who);
+    const a = await convert(t, who);
     await tick();
     for (const offset of [2 * DAY, 4 * DAY, 4 * DAY + 23 * HOUR]) {
       at(offset);
@@ -180,46 +140,46 @@ describe("suspension after 5 days of nothing but failures", () => {
     at(5 * DAY + HOUR);
     expect(await tick()).toBe(1);
     expect(rx.at(real)).toHaveLength(5);
-    expect((await eventOf(who, a)).attempts).toBe(5);
+    expect((await eventOf(t, who, a)).attempts).toBe(5);
     expect(await statusOfHook(who, hook.id)).toBe("Suspended");
 
     // Its next retry is not sent: the event is Paused instead.
     at(5 * DAY + 3 * HOUR);
     expect(await tick()).toBe(1);
     expect(rx.at(real)).toHaveLength(5);
-    expect(await eventOf(who, a)).toMatchObject({ status: "Paused", attempts: 5 });
+    expect(await eventOf(t, who, a)).toMatchObject({ status: "Paused", attempts: 5 });
   });
 
   it("one 2xx in between ends the run: 5 more days of failures are needed", async () => {
     const who = await seedTenancy(t);
     const { hook, real } = await failingHook(who);
-    await convert(who);
+    await convert(t, who);
     await tick();
 
     // Day 3: the receiver answers 200 once (the retry and a new conversion are delivered).
     at(3 * DAY);
     rx.on(real, OK);
-    await convert(who);
+    await convert(t, who);
     expect(await tick()).toBe(2);
     rx.on(real, FAIL);
 
     // A new run starts at 3 days 1 hour.
     at(3 * DAY + HOUR);
-    await convert(who);
+    await convert(t, who);
     await tick();
     // 5 days after the first failure, but not after the success: still Enabled.
     at(5 * DAY + HOUR);
-    await convert(who);
+    await convert(t, who);
     await tick();
     expect(await statusOfHook(who, hook.id)).toBe("Enabled");
     at(8 * DAY + HOUR - MINUTE);
-    await convert(who);
+    await convert(t, who);
     await tick();
     expect(await statusOfHook(who, hook.id)).toBe("Enabled");
 
     // 5 days after the first failure of the new run.
     at(8 * DAY + HOUR);
-    await convert(who);
+    await convert(t, who);
     expect(await tick()).toBe(1);
     expect(await statusOfHook(who, hook.id)).toBe("Suspended");
     expect(rx.at(real).length).toBeGreaterThanOrEqual(8);
@@ -236,7 +196,7 @@ describe("suspension after 5 days of nothing but failures", () => {
 
     // The first real failure, a day later, starts the run.
     at(DAY);
-    await convert(who);
+    await convert(t, who);
     await tick();
     expect(rx.at(real)).toHaveLength(1);
 
@@ -249,7 +209,7 @@ describe("suspension after 5 days of nothing but failures", () => {
 
     // 5 days after the first real failure.
     at(6 * DAY + HOUR);
-    await convert(who);
+    await convert(t, who);
     await tick();
     expect(await statusOfHook(who, hook.id)).toBe("Suspended");
   });
@@ -258,19 +218,23 @@ describe("suspension after 5 days of nothing but failures", () => {
     const who = await seedTenancy(t);
     const { hook, real, simulated } = await failingHook(who);
     rx.on(simulated, OK);
-    await convert(who);
+    await convert(t, who);
     await tick();
 
     at(2 * DAY);
     const simulation = await simulate(who, hook.id);
     await tick();
     expect(rx.at(simulated)).toHaveLength(1);
-    const res = await t.call({ method: "GET", url: `${BASE}/events/${simulation}`, headers: auth(who) });
+    const res = await t.call({
+      method: "GET",
+      url: `${WEBHOOKS_API}/events/${simulation}`,
+      headers: { authorization: who.apiKey },
+    });
     expect(res.json().data).toMatchObject({ simulated: true, status: "Delivered" });
     expect(await statusOfHook(who, hook.id)).toBe("Enabled");
 
     at(5 * DAY);
-    await convert(who);
+    await convert(t, who);
     await tick();
     expect(await statusOfHook(who, hook.id)).toBe("Suspended");
     expect(rx.at(real).length).toBeGreaterThanOrEqual(3);
@@ -279,27 +243,27 @@ describe("suspension after 5 days of nothing but failures", () => {
   it("re-enabled while the receiver still fails: it is suspended again only 5 days after the next failure", async () => {
     const who = await seedTenancy(t);
     const { hook, real } = await failingHook(who);
-    await convert(who);
+    await convert(t, who);
     await tick();
     at(5 * DAY);
-    await convert(who);
+    await convert(t, who);
     await tick();
     expect(await statusOfHook(who, hook.id)).toBe("Suspended");
 
     // Both events were left Retrying by the attempts that suspended it; their retries are due.
     at(5 * DAY + 2 * HOUR);
-    expect(await enable(who, hook.id)).toMatchObject({ status: "Enabled", statusReason: null });
+    expect(await enableHook(t, who, hook.id)).toMatchObject({ status: "Enabled", statusReason: null });
     const sent = rx.at(real).length;
     expect(await tick()).toBe(2);
     expect(rx.at(real)).toHaveLength(sent + 2);
     expect(await statusOfHook(who, hook.id)).toBe("Enabled");
 
     at(10 * DAY + 2 * HOUR - MINUTE);
-    await convert(who);
+    await convert(t, who);
     await tick();
     expect(await statusOfHook(who, hook.id)).toBe("Enabled");
     at(10 * DAY + 2 * HOUR);
-    await convert(who);
+    await convert(t, who);
     await tick();
     expect(await statusOfHook(who, hook.id)).toBe("Suspended");
   });

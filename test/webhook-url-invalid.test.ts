@@ -1,9 +1,23 @@
 /* biome-ignore-all lint/suspicious/noTemplateCurlyInString: webhook URL templates use the ${name} placeholder syntax */
 import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest";
-import type { Attempt, DeliveryEvent as Event } from "../src/features/outgoing-webhooks/event-service.js";
-import type { Webhook } from "../src/features/outgoing-webhooks/settings-service.js";
-import { seedTenancy, startTestApp, type Tenancy, type TestApp } from "./helpers/app.js";
+import { seedTenancy, type Tenancy, type TestApp } from "./helpers/app.js";
 import { type Receiver, startReceiver } from "./helpers/receiver.js";
+import {
+  attemptsOf,
+  cancelWaitingEvents,
+  conversionsAt,
+  convert,
+  createHook,
+  eventOf,
+  getEvent,
+  getHook,
+  issuesOf,
+  mailsAbout,
+  patchHook,
+  receiverPaths,
+  startWebhookTestApp,
+  withId,
+} from "./helpers/webhooks.js";
 
 // 'Webhook URL Is Invalid' (spec part 6 "Issues", part 3 "Webhook status"; API.md "Issues" and
 // "Outgoing conversion webhooks"; issue 6 item 8): a URL saved before save-time validation existed
@@ -13,29 +27,15 @@ import { type Receiver, startReceiver } from "./helpers/receiver.js";
 // http(s) address, stops postbacks (webhook Suspended); a placeholder naming nothing held sends
 // the postback with that value blank. Both raise the issue, which is also mailed.
 
-const BASE = "/api/v1/conversions/outgoing/webhooks";
-const ENV = { WEBHOOK_ALLOWED_HOSTS: "127.0.0.1", WEBHOOK_TIMEOUT_MS: "500" };
 const HOUR = 3_600_000;
-
-interface Issue {
-  id: string;
-  kind: string;
-  severity: string;
-  status: string;
-  title: string;
-  subject: { type: string; id: string; name: string };
-  details: Record<string, unknown>;
-  closedAt: string | null;
-}
 
 let t: TestApp;
 let rx: Receiver;
 /** The instant every test starts at: tests move the clock, afterEach puts it back. */
 let START: Date;
-let pathCounter = 0;
 
 beforeAll(async () => {
-  t = await startTestApp({ env: ENV, app: { rateLimit: { max: 100_000 } } });
+  t = await startWebhookTestApp();
   rx = await startReceiver();
   START = t.clock.now();
 });
@@ -43,29 +43,17 @@ afterAll(async () => {
   await t.close();
   await rx.close();
 });
-// A tick claims due events of every tenant: nothing a test leaves waiting may reach the next one.
 afterEach(async () => {
-  await t.ctx.db.query("update webhook_events set status = 'Cancelled' where status in ('Queued', 'Retrying')");
+  await cancelWaitingEvents(t);
   t.clock.set(START);
 });
 
-/** A receiver path of its own for each use, so tests never see each other's requests. */
-const path = (name: string) => `/url${++pathCounter}/${name}`;
-const withId = (p: string) => `${rx.base}${p}?c=\${conversionId}`;
-const conversionsAt = (p: string) => rx.at(p).map((r) => r.query.get("c"));
+const path = receiverPaths("/url");
 const tick = () => t.ctx.delivery.tick();
-const auth = (who: Tenancy) => ({ authorization: who.apiKey });
 
-async function createHook(who: Tenancy, body: Record<string, unknown>): Promise<Webhook> {
-  const res = await t.call({
-    method: "POST",
-    url: `${BASE}/settings`,
-    headers: auth(who),
-    payload: { name: "Legacy receiver", method: "GET", ...body },
-  });
-  if (res.statusCode !== 201) throw new Error(`creating a webhook answered ${res.statusCode}: ${res.body}`);
-  return res.json().data;
-}
+/** The issue's subject names the webhook: every one here has this name. */
+const createLegacyHook = (who: Tenancy, body: Record<string, unknown>) =>
+  createHook(t, who, { name: "Legacy receiver", ...body });
 
 /** Writes a URL into the webhook's row, bypassing save-time validation (saved "before it existed"). */
 async function saveLegacyUrl(hookId: string, url: string): Promise<void> {
@@ -73,63 +61,13 @@ async function saveLegacyUrl(hookId: string, url: string): Promise<void> {
   expect(rows).toHaveLength(1);
 }
 
-async function getHook(who: Tenancy, id: string): Promise<Webhook> {
-  const res = await t.call({ method: "GET", url: `${BASE}/settings/${id}`, headers: auth(who) });
-  expect(res.statusCode, res.body).toBe(200);
-  return res.json().data;
-}
-
-async function patchHook(who: Tenancy, id: string, body: Record<string, unknown>): Promise<Webhook> {
-  const res = await t.call({ method: "PATCH", url: `${BASE}/settings/${id}`, headers: auth(who), payload: body });
-  expect(res.statusCode, res.body).toBe(200);
-  return res.json().data;
-}
-
-async function convert(who: Tenancy, payload: Record<string, unknown> = { type: "Signup" }): Promise<string> {
-  const res = await t.call({ method: "POST", url: "/api/v1/conversions", headers: auth(who), payload });
-  expect(res.statusCode, res.body).toBe(201);
-  return res.json().data.id;
-}
-
-async function listEvents(who: Tenancy, query = ""): Promise<Event[]> {
-  const res = await t.call({ method: "GET", url: `${BASE}/events${query}`, headers: auth(who) });
-  expect(res.statusCode, res.body).toBe(200);
-  return res.json().data;
-}
-
-async function eventOf(who: Tenancy, conversionId: string): Promise<Event> {
-  const events = await listEvents(who, `?conversionId=${conversionId}`);
-  expect(events).toHaveLength(1);
-  return events[0] as Event;
-}
-
-async function getEvent(who: Tenancy, id: string): Promise<Event> {
-  const res = await t.call({ method: "GET", url: `${BASE}/events/${id}`, headers: auth(who) });
-  expect(res.statusCode, res.body).toBe(200);
-  return res.json().data;
-}
-
-async function attemptsOf(who: Tenancy, id: string): Promise<Attempt[]> {
-  const res = await t.call({ method: "GET", url: `${BASE}/events/${id}/attempts`, headers: auth(who) });
-  expect(res.statusCode, res.body).toBe(200);
-  return res.json().data;
-}
-
-async function urlIssues(who: Tenancy): Promise<Issue[]> {
-  const res = await t.call({ method: "GET", url: "/api/v1/issues?kind=webhook_url_invalid", headers: auth(who) });
-  expect(res.statusCode, res.body).toBe(200);
-  return res.json().data;
-}
+const urlIssues = (who: Tenancy) => issuesOf(t, who, "webhook_url_invalid");
 
 /** Subjects of the tenant's 'Webhook URL Is Invalid' mails, oldest first; each must reach the admin. */
 async function urlMails(who: Tenancy): Promise<string[]> {
-  const rows = await t.ctx.db.query<{ subject: string; recipients: string[] }>(
-    `select subject, recipients from mail_outbox
-      where tenant_id = $1 and subject like '%Webhook URL Is Invalid%' order by created_at, id`,
-    [who.tenantId],
-  );
-  for (const row of rows) expect(row.recipients).toContain(who.email);
-  return rows.map((r) => r.subject);
+  const mails = await mailsAbout(t, who.tenantId, "Webhook URL Is Invalid");
+  for (const mail of mails) expect(mail.recipients).toContain(who.email);
+  return mails.map((m) => m.subject);
 }
 
 // URLs whose postbacks must stop. `p` is the test's receiver path; every template would reach the
@@ -150,13 +88,13 @@ describe("a placeholder that is not a plain name, or no web address: postbacks s
     async (_label, template) => {
       const who = await seedTenancy(t);
       const p = path("stop");
-      const hook = await createHook(who, { url: withId(p) });
+      const hook = await createLegacyHook(who, { url: withId(rx, p) });
       const legacy = template(p);
       await saveLegacyUrl(hook.id, legacy);
       const sentBefore = rx.requests.length;
 
-      const conversion = await convert(who);
-      const event = await eventOf(who, conversion);
+      const conversion = await convert(t, who);
+      const event = await eventOf(t, who, conversion);
       expect(event.status).toBe("Queued");
       expect(await tick()).toBe(1);
 
@@ -165,20 +103,20 @@ describe("a placeholder that is not a plain name, or no web address: postbacks s
       expect(rx.requests).toHaveLength(sentBefore);
 
       // The event waits for the webhook to be enabled again; the attempt says why.
-      expect(await getEvent(who, event.id)).toMatchObject({
+      expect(await getEvent(t, who, event.id)).toMatchObject({
         status: "Paused",
         attempts: 1,
         lastAttemptAt: t.clock.now().toISOString(),
         nextAttemptAt: null,
       });
-      const attempts = await attemptsOf(who, event.id);
+      const attempts = await attemptsOf(t, who, event.id);
       expect(attempts).toHaveLength(1);
       expect(attempts[0]).toMatchObject({ attempt: 1, urlTemplate: legacy, method: "GET", errorType: "invalid_url" });
       expect(attempts[0]?.response).toBeNull();
       expect(attempts[0]?.error).toEqual(expect.any(String));
       expect(attempts[0]?.error).not.toBe("");
 
-      const webhook = await getHook(who, hook.id);
+      const webhook = await getHook(t, who, hook.id);
       expect(webhook.status).toBe("Suspended");
       expect(webhook.statusReason).toMatch(/invalid/i);
       expect(webhook.statusReason).toContain(attempts[0]?.error as string);
@@ -198,13 +136,13 @@ describe("a placeholder that is not a plain name, or no web address: postbacks s
       expect(await urlMails(who)).toEqual([expect.stringMatching(/^\[error\] Opened: Webhook URL Is Invalid/)]);
 
       // Later conversions are Paused from the start; nothing is sent however long we wait.
-      const later = await convert(who);
-      expect(await eventOf(who, later)).toMatchObject({ status: "Paused", attempts: 0 });
+      const later = await convert(t, who);
+      expect(await eventOf(t, who, later)).toMatchObject({ status: "Paused", attempts: 0 });
       t.clock.advance(3 * HOUR);
       expect(await tick()).toBe(0);
       expect(rx.requests).toHaveLength(sentBefore);
-      expect((await getHook(who, hook.id)).status).toBe("Suspended");
-      expect(await getEvent(who, event.id)).toMatchObject({ status: "Paused", attempts: 1 });
+      expect((await getHook(t, who, hook.id)).status).toBe("Suspended");
+      expect(await getEvent(t, who, event.id)).toMatchObject({ status: "Paused", attempts: 1 });
       // Still one issue and one mail.
       expect(await urlIssues(who)).toHaveLength(1);
       expect(await urlMails(who)).toHaveLength(1);
@@ -214,17 +152,17 @@ describe("a placeholder that is not a plain name, or no web address: postbacks s
   it("stops the webhook's other events claimed in the same batch without sending any of them", async () => {
     const who = await seedTenancy(t);
     const p = path("batch");
-    const hook = await createHook(who, { url: withId(p) });
+    const hook = await createLegacyHook(who, { url: withId(rx, p) });
     await saveLegacyUrl(hook.id, `${rx.base}${p}?c={{conversion.id}}`);
-    const ids = [await convert(who), await convert(who), await convert(who)];
+    const ids = [await convert(t, who), await convert(t, who), await convert(t, who)];
 
     expect(await tick()).toBe(3);
     expect(rx.at(p)).toEqual([]);
-    const events = await Promise.all(ids.map((id) => eventOf(who, id)));
+    const events = await Promise.all(ids.map((id) => eventOf(t, who, id)));
     expect(events.map((e) => e.status)).toEqual(["Paused", "Paused", "Paused"]);
     // One attempt is logged for the event that found the URL broken; the others were not tried.
     expect(events.reduce((n, e) => n + e.attempts, 0)).toBe(1);
-    expect((await getHook(who, hook.id)).status).toBe("Suspended");
+    expect((await getHook(t, who, hook.id)).status).toBe("Suspended");
     expect(await urlIssues(who)).toHaveLength(1);
     expect(await urlMails(who)).toHaveLength(1);
   });
@@ -232,16 +170,16 @@ describe("a placeholder that is not a plain name, or no web address: postbacks s
   it("leaves the tenant's other webhooks sending", async () => {
     const who = await seedTenancy(t);
     const [pBroken, pFine] = [path("broken"), path("fine")];
-    const broken = await createHook(who, { url: withId(pBroken) });
-    const fine = await createHook(who, { name: "Fine receiver", url: withId(pFine) });
+    const broken = await createLegacyHook(who, { url: withId(rx, pBroken) });
+    const fine = await createLegacyHook(who, { name: "Fine receiver", url: withId(rx, pFine) });
     await saveLegacyUrl(broken.id, `${rx.base}${pBroken}?c=\${conversion id}`);
 
-    const conversion = await convert(who);
+    const conversion = await convert(t, who);
     expect(await tick()).toBe(2);
     expect(rx.at(pBroken)).toEqual([]);
-    expect(conversionsAt(pFine)).toEqual([conversion]);
-    expect((await getHook(who, broken.id)).status).toBe("Suspended");
-    expect((await getHook(who, fine.id)).status).toBe("Enabled");
+    expect(conversionsAt(rx, pFine)).toEqual([conversion]);
+    expect((await getHook(t, who, broken.id)).status).toBe("Suspended");
+    expect((await getHook(t, who, fine.id)).status).toBe("Enabled");
     const issues = await urlIssues(who);
     expect(issues.map((i) => i.subject.id)).toEqual([broken.id]);
   });
@@ -251,11 +189,11 @@ describe("a placeholder naming nothing held: the postback goes out with it blank
   it("sends with the value blank, keeps the webhook Enabled, raises a warning issue listing it, mailed once", async () => {
     const who = await seedTenancy(t);
     const p = path("blank");
-    const hook = await createHook(who, { url: withId(p) });
+    const hook = await createLegacyHook(who, { url: withId(rx, p) });
     const legacy = `${rx.base}${p}?c=\${conversionId}&y={{nosuchname}}&e=\${eventName}&w=\${alsoMissing}`;
     await saveLegacyUrl(hook.id, legacy);
 
-    const conversion = await convert(who);
+    const conversion = await convert(t, who);
     expect(await tick()).toBe(1);
     const [received] = rx.at(p);
     expect(rx.at(p)).toHaveLength(1);
@@ -265,12 +203,12 @@ describe("a placeholder naming nothing held: the postback goes out with it blank
     expect(received?.query.get("e")).toBe("Signup");
     expect(received?.url).toBe(`${p}?c=${conversion}&y=&e=Signup&w=`);
 
-    const event = await eventOf(who, conversion);
+    const event = await eventOf(t, who, conversion);
     expect(event).toMatchObject({ status: "Delivered", attempts: 1 });
-    const [attempt] = await attemptsOf(who, event.id);
+    const [attempt] = await attemptsOf(t, who, event.id);
     expect(attempt).toMatchObject({ urlTemplate: legacy, errorType: null, response: { status: 200 } });
 
-    const webhook = await getHook(who, hook.id);
+    const webhook = await getHook(t, who, hook.id);
     expect(webhook.status).toBe("Enabled");
     expect(webhook.statusReason).toBeNull();
 
@@ -287,18 +225,18 @@ describe("a placeholder naming nothing held: the postback goes out with it blank
     expect(await urlMails(who)).toEqual([expect.stringMatching(/^\[warning\] Opened: Webhook URL Is Invalid/)]);
 
     // The next postback goes out the same way; still one issue and one mail.
-    const second = await convert(who);
+    const second = await convert(t, who);
     expect(await tick()).toBe(1);
-    expect(conversionsAt(p)).toEqual([conversion, second]);
+    expect(conversionsAt(rx, p)).toEqual([conversion, second]);
     expect(rx.at(p)[1]?.query.get("y")).toBe("");
     expect(await urlIssues(who)).toHaveLength(1);
     expect(await urlMails(who)).toHaveLength(1);
 
     // Saving a URL through the API (validated) closes the issue.
-    await patchHook(who, hook.id, { url: withId(p) });
+    await patchHook(t, who, hook.id, { url: withId(rx, p) });
     const [closed] = await urlIssues(who);
     expect(closed).toMatchObject({ status: "closed", closedAt: expect.any(String) });
-    const third = await convert(who);
+    const third = await convert(t, who);
     expect(await tick()).toBe(1);
     expect(rx.at(p)[2]?.url).toBe(`${p}?c=${third}`);
     expect((await urlIssues(who))[0]?.status).toBe("closed");
@@ -307,18 +245,18 @@ describe("a placeholder naming nothing held: the postback goes out with it blank
   it("escalates the same issue to an error once the URL turns into one that stops postbacks", async () => {
     const who = await seedTenancy(t);
     const p = path("escalate");
-    const hook = await createHook(who, { url: withId(p) });
+    const hook = await createLegacyHook(who, { url: withId(rx, p) });
     await saveLegacyUrl(hook.id, `${rx.base}${p}?c=\${conversionId}&y={{nosuchname}}`);
-    await convert(who);
+    await convert(t, who);
     await tick();
     expect(rx.at(p)).toHaveLength(1);
     expect((await urlIssues(who))[0]).toMatchObject({ severity: "warning", details: { postbacksStopped: false } });
 
     await saveLegacyUrl(hook.id, `${rx.base}${p}?c=\${conversionId}&y={{no.such.name}}`);
-    await convert(who);
+    await convert(t, who);
     await tick();
     expect(rx.at(p)).toHaveLength(1);
-    expect((await getHook(who, hook.id)).status).toBe("Suspended");
+    expect((await getHook(t, who, hook.id)).status).toBe("Suspended");
     const issues = await urlIssues(who);
     expect(issues).toHaveLength(1);
     expect(issues[0]).toMatchObject({ status: "open", severity: "error", details: { postbacksStopped: true } });
@@ -333,71 +271,71 @@ describe("Suspended -> Enabled only by the caller", () => {
   it("fixing the URL closes the issue; PATCH status Enabled re-queues the Paused events and the next tick sends them", async () => {
     const who = await seedTenancy(t);
     const p = path("reenable");
-    const hook = await createHook(who, { url: withId(p) });
+    const hook = await createLegacyHook(who, { url: withId(rx, p) });
     const legacy = `${rx.base}${p}?c=\${conversionId}&x={{click.id}}`;
     await saveLegacyUrl(hook.id, legacy);
 
-    const first = await convert(who);
+    const first = await convert(t, who);
     await tick();
-    const second = await convert(who);
-    expect((await getHook(who, hook.id)).status).toBe("Suspended");
-    expect((await eventOf(who, first)).status).toBe("Paused");
-    expect((await eventOf(who, second)).status).toBe("Paused");
+    const second = await convert(t, who);
+    expect((await getHook(t, who, hook.id)).status).toBe("Suspended");
+    expect((await eventOf(t, who, first)).status).toBe("Paused");
+    expect((await eventOf(t, who, second)).status).toBe("Paused");
 
     // Time alone re-enables nothing.
     t.clock.advance(24 * HOUR);
     expect(await tick()).toBe(0);
-    expect((await getHook(who, hook.id)).status).toBe("Suspended");
+    expect((await getHook(t, who, hook.id)).status).toBe("Suspended");
 
     // A valid URL saved through the API closes the issue; the webhook stays Suspended.
-    const fixed = await patchHook(who, hook.id, { url: withId(p) });
+    const fixed = await patchHook(t, who, hook.id, { url: withId(rx, p) });
     expect(fixed.status).toBe("Suspended");
     const [issue] = await urlIssues(who);
     expect(issue).toMatchObject({ status: "closed", closedAt: t.clock.now().toISOString() });
     expect(await tick()).toBe(0);
     expect(rx.at(p)).toEqual([]);
 
-    const enabled = await patchHook(who, hook.id, { status: "Enabled" });
+    const enabled = await patchHook(t, who, hook.id, { status: "Enabled" });
     expect(enabled).toMatchObject({ status: "Enabled", statusReason: null });
     for (const id of [first, second]) {
-      expect(await eventOf(who, id)).toMatchObject({ status: "Queued", nextAttemptAt: t.clock.now().toISOString() });
+      expect(await eventOf(t, who, id)).toMatchObject({ status: "Queued", nextAttemptAt: t.clock.now().toISOString() });
     }
     expect(await tick()).toBe(2);
-    expect(conversionsAt(p).sort()).toEqual([first, second].sort());
-    const firstEvent = await eventOf(who, first);
+    expect(conversionsAt(rx, p).sort()).toEqual([first, second].sort());
+    const firstEvent = await eventOf(t, who, first);
     expect(firstEvent).toMatchObject({ status: "Delivered", attempts: 2 });
-    const attempts = await attemptsOf(who, firstEvent.id);
+    const attempts = await attemptsOf(t, who, firstEvent.id);
     expect(attempts.map((a) => [a.attempt, a.urlTemplate, a.errorType, a.response?.status ?? null])).toEqual([
       [1, legacy, "invalid_url", null],
-      [2, withId(p), null, 200],
+      [2, withId(rx, p), null, 200],
     ]);
-    expect(await eventOf(who, second)).toMatchObject({ status: "Delivered", attempts: 1 });
+    expect(await eventOf(t, who, second)).toMatchObject({ status: "Delivered", attempts: 1 });
 
     // New conversions go out as usual again.
-    const third = await convert(who);
+    const third = await convert(t, who);
     expect(await tick()).toBe(1);
-    expect(conversionsAt(p)).toContain(third);
+    expect(conversionsAt(rx, p)).toContain(third);
   });
 
   it("re-enabled with the URL still broken: the next send suspends it again, with the same open issue", async () => {
     const who = await seedTenancy(t);
     const p = path("still-broken");
-    const hook = await createHook(who, { url: withId(p) });
+    const hook = await createLegacyHook(who, { url: withId(rx, p) });
     await saveLegacyUrl(hook.id, `${rx.base}${p}?c=\${conversion.id}`);
-    const conversion = await convert(who);
+    const conversion = await convert(t, who);
     await tick();
-    expect((await getHook(who, hook.id)).status).toBe("Suspended");
+    expect((await getHook(t, who, hook.id)).status).toBe("Suspended");
 
-    await patchHook(who, hook.id, { status: "Enabled" });
-    expect((await eventOf(who, conversion)).status).toBe("Queued");
+    await patchHook(t, who, hook.id, { status: "Enabled" });
+    expect((await eventOf(t, who, conversion)).status).toBe("Queued");
     expect(await tick()).toBe(1);
     expect(rx.at(p)).toEqual([]);
-    const webhook = await getHook(who, hook.id);
+    const webhook = await getHook(t, who, hook.id);
     expect(webhook.status).toBe("Suspended");
     expect(webhook.statusReason).toMatch(/invalid/i);
-    const event = await eventOf(who, conversion);
+    const event = await eventOf(t, who, conversion);
     expect(event).toMatchObject({ status: "Paused", attempts: 2 });
-    expect((await attemptsOf(who, event.id)).map((a) => a.errorType)).toEqual(["invalid_url", "invalid_url"]);
+    expect((await attemptsOf(t, who, event.id)).map((a) => a.errorType)).toEqual(["invalid_url", "invalid_url"]);
     const issues = await urlIssues(who);
     expect(issues).toHaveLength(1);
     expect(issues[0]).toMatchObject({ status: "open", severity: "error" });
