@@ -178,7 +178,9 @@ async function generate(kind: Db["kind"], database: Database, spec: Spec, o: Opt
   if (kind === "postgres") {
     // What autovacuum would have done by the time anyone reads the reports: fresh statistics.
     report.progress(`${kind}: vacuum analyze`);
-    await db.exec("vacuum analyze daily_rollups, clicks, conversions, accounts, links");
+    await db.exec(
+      "vacuum analyze daily_rollups, brand_rollups, account_rollups, account_source_rollups, clicks, conversions, accounts, links",
+    );
   }
   const analyzeS = (performance.now() - started) / 1000;
   const generation = {
@@ -284,15 +286,19 @@ async function benchDatabase(kind: Db["kind"], database: Database, o: Options): 
   const spec = o.spec[kind];
   const dataset =
     (database.schema === undefined ? null : await reusable(db, spec)) ?? (await generate(kind, database, spec, o));
-  const [accounts, links, rollupRows, clicks, conversions] = await Promise.all([
-    count(db, "select count(*)::int as n from accounts where tenant_id = $1", [dataset.tenantId]),
-    count(db, "select count(*)::int as n from links where tenant_id = $1", [dataset.tenantId]),
-    count(db, "select count(*)::int as n from daily_rollups"),
-    count(db, "select coalesce(sum(clicks), 0)::bigint as n from daily_rollups where tenant_id = $1", [
-      dataset.tenantId,
-    ]),
-    count(db, "select count(*)::int as n from conversions where tenant_id = $1", [dataset.tenantId]),
-  ]);
+  const [accounts, links, rollupRows, brandRows, accountRows, accountSourceRows, clicks, conversions] =
+    await Promise.all([
+      count(db, "select count(*)::int as n from accounts where tenant_id = $1", [dataset.tenantId]),
+      count(db, "select count(*)::int as n from links where tenant_id = $1", [dataset.tenantId]),
+      count(db, "select count(*)::int as n from daily_rollups"),
+      count(db, "select count(*)::int as n from brand_rollups"),
+      count(db, "select count(*)::int as n from account_rollups"),
+      count(db, "select count(*)::int as n from account_source_rollups"),
+      count(db, "select coalesce(sum(clicks), 0)::bigint as n from daily_rollups where tenant_id = $1", [
+        dataset.tenantId,
+      ]),
+      count(db, "select count(*)::int as n from conversions where tenant_id = $1", [dataset.tenantId]),
+    ]);
   report.emit({
     figure: "dataset",
     db: kind,
@@ -305,6 +311,8 @@ async function benchDatabase(kind: Db["kind"], database: Database, o: Options): 
     storedAccounts: accounts,
     storedLinks: links,
     rollupRows,
+    // The coarser rollups the reports read (migration 0007); the account ones hold blocks of days too.
+    coarseRollupRows: { brand: brandRows, account: accountRows, accountSource: accountSourceRows },
     generation: dataset.generation,
   });
 

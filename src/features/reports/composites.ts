@@ -4,7 +4,8 @@ import { containsPattern } from "../../platform/db/search.js";
 import { ApiError } from "../../platform/http/errors.js";
 import { catalogItemOf } from "../catalog/index.js";
 import { dateWindow, dayRange, last30Days, type ParamDef, parseParams, readSort } from "./params.js";
-import { findStat, STATS, statColumns } from "./stats.js";
+import { addWindow, chooseRollup } from "./sources.js";
+import { findStat, STATS, type StatDef, statColumns } from "./stats.js";
 
 /** Accounts (or brand links) of the tenant, each with its metrics over one or two windows. */
 export interface CompositeKind {
@@ -97,10 +98,11 @@ function metricsOf(row: Record<string, unknown>, prefix: string): Record<string,
   return Object.fromEntries(STATS.map((s) => [s.name, Number(row[`${prefix}${s.name}`] ?? 0)]));
 }
 
-function sortClause(raw: string | undefined): string {
-  if (raw === undefined || raw.trim() === "") return "lower(c.name), c.id";
+/** The sort over the filtered set `c`, with the sort metric (if any) as `s."<stat>"`. */
+function readOrder(raw: string | undefined): { stat: StatDef | null; direction: "asc" | "desc" } {
+  if (raw === undefined || raw.trim() === "") return { stat: null, direction: "asc" };
   const { key, direction } = readSort(raw);
-  if (key.toLowerCase() === "name") return `lower(c.name) ${direction === "desc" ? "desc" : "asc"}, c.id`;
+  if (key.toLowerCase() === "name") return { stat: null, direction: direction === "desc" ? "desc" : "asc" };
   const stat = findStat(key);
   if (!stat?.compositeSort) {
     throw ApiError.validation(
@@ -108,10 +110,16 @@ function sortClause(raw: string | undefined): string {
       `Unknown sort column '${key}'; use name or one of ${SORTABLE.map((s) => s.name).join(", ")} (alias ftd)`,
     );
   }
-  return `coalesce(m."${stat.name}", 0) ${direction === "asc" ? "asc" : "desc"}, c.id`;
+  return { stat, direction: direction === "asc" ? "asc" : "desc" };
 }
 
-/** Runs an accounts or links composite: the whole filtered set is sorted before it is paged. */
+/**
+ * Runs an accounts or links composite: the whole filtered set is sorted before it is paged. One
+ * statement: the sort metric alone for every account (link) with traffic in the metrics window,
+ * when sorting by one (`s`); the page of the filtered set (`page`); then every metric for the
+ * page's accounts (links) alone, in each window (`m`, `p`). The windows read the smallest rollup
+ * keyed by account (link), through the blocks of days that tile them.
+ */
 export async function runComposite(
   db: Queryable,
   kind: CompositeKind,
@@ -124,7 +132,7 @@ export async function runComposite(
   const comparison = dateWindow(params, ["comparisonFrom", "comparisonTo"], null);
   const offset = params.offset as number;
   const limit = params.limit as number;
-  const order = sortClause(params.sortBy as string | undefined);
+  const { stat, direction } = readOrder(params.sortBy as string | undefined);
 
   const filter = new Conditions("c.tenant_id = $1", tenantId).add(
     "lower(c.name) like $",
@@ -134,28 +142,44 @@ export async function runComposite(
   // The windows' and the page's parameters follow the filter's.
   const values = filter.params;
   const where = filter.sql;
-  const windowSql = (window: { from: Date; to: Date }) => {
-    const [fromDay, toDay] = dayRange(window);
-    values.push(fromDay, toDay);
-    return `select m.${kind.rollupKey} as key, ${statColumns(STATS)}
-      from daily_rollups m
-      where m.tenant_id = $1 and m.day between $${values.length - 1}::date and $${values.length}::date
-      group by m.${kind.rollupKey}`;
+  const filtered = values.length;
+  const rollup = chooseRollup([kind.rollupKey]);
+  const key = `m.${kind.rollupKey}`;
+  /** `from ... where ...` over the rollup rows of a window, its parameters added to `values`. */
+  const windowSql = (window: { from: Date; to: Date }, pageOnly: boolean) => {
+    const conditions = new Conditions("m.tenant_id = $1", ...values);
+    addWindow(conditions, rollup, dayRange(window), false);
+    values.push(...conditions.params.slice(values.length));
+    if (pageOnly) conditions.when(true, `${key} = any(array(select page.id from page))`);
+    return `from ${rollup.table} m where ${conditions.sql}`;
   };
-  const metricsSql = windowSql(metrics);
-  const comparisonSql = comparison ? windowSql(comparison) : null;
+  const sortSql = stat
+    ? `s as (select ${key} as key, ${statColumns([stat])} ${windowSql(metrics, false)} group by 1),`
+    : "";
+  const [sortValue, sortJoin] = stat ? [`coalesce(s."${stat.name}", 0)`, "left join s on s.key = c.id"] : ["null", ""];
   values.push(offset, limit);
+  // By name (lower-cased), or by the metric; then by id.
+  const order = (value: string, name: string, id: string) =>
+    stat ? `${value} ${direction}, ${id}` : `${name} ${direction}, ${id}`;
+  const pageSql = `page as (
+      select c.*, ${sortValue} as sort_value, count(*) over ()::int as total_rows
+      from ${kind.from} ${sortJoin}
+      where ${where}
+      order by ${order(sortValue, "lower(c.name)", "c.id")}
+      offset $${values.length - 1} limit $${values.length}
+    )`;
+  const metricsSql = `m as (select ${key} as key, ${statColumns(STATS)} ${windowSql(metrics, true)} group by 1)`;
+  const comparisonSql = comparison
+    ? `, p as (select ${key} as key, ${statColumns(STATS)} ${windowSql(comparison, true)} group by 1)`
+    : "";
   const rows = await db.query<Record<string, unknown>>(
-    `with m as (${metricsSql})${comparisonSql ? `, p as (${comparisonSql})` : ""}
-     select c.*, ${STATS.map((s) => `m."${s.name}" as "m_${s.name}"`).join(", ")}
-       ${comparisonSql ? `, ${STATS.map((s) => `p."${s.name}" as "p_${s.name}"`).join(", ")}` : ""},
-       count(*) over ()::int as total_rows
-     from ${kind.from}
-     left join m on m.key = c.id
-     ${comparisonSql ? "left join p on p.key = c.id" : ""}
-     where ${where}
-     order by ${order}
-     offset $${values.length - 1} limit $${values.length}`,
+    `with ${sortSql} ${pageSql}, ${metricsSql}${comparisonSql}
+     select page.*, ${STATS.map((s) => `m."${s.name}" as "m_${s.name}"`).join(", ")}
+       ${comparison ? `, ${STATS.map((s) => `p."${s.name}" as "p_${s.name}"`).join(", ")}` : ""}
+     from page
+     left join m on m.key = page.id
+     ${comparison ? "left join p on p.key = page.id" : ""}
+     order by ${order("page.sort_value", "lower(page.name)", "page.id")}`,
     values,
   );
   const items = rows.map((row) => ({
@@ -168,7 +192,7 @@ export async function runComposite(
   if (rows.length === 0 && offset > 0) {
     const [counted] = await db.query<{ n: number }>(
       `select count(*)::int as n from ${kind.from} where ${where}`,
-      values.slice(0, values.length - 2 - (comparison ? 4 : 2)),
+      values.slice(0, filtered),
     );
     total = counted?.n ?? 0;
   }

@@ -3,6 +3,7 @@ import { Conditions } from "../../platform/db/paging.js";
 import { ApiError } from "../../platform/http/errors.js";
 import type { CONVERSION_TYPES } from "../tracking/index.js";
 import { dateWindow, dayRange, last30Days, type ParamDef, type ParamValue, parseParams, readSort } from "./params.js";
+import { addWindow, chooseRollup } from "./sources.js";
 import { findStat, MEASURES, STATS, type StatDef, statColumns } from "./stats.js";
 
 /** A breakdown of the performance report. Entity fields show the name and add `<field>Id` in json. */
@@ -100,13 +101,14 @@ export const PERFORMANCE_PARAMS: ParamDef[] = [
   },
 ];
 
+/** The rollup column each filter reads. */
 const FILTER_COLUMNS: Record<string, string> = {
-  brandId: "m.brand_id",
-  programId: "m.program_id",
-  accountId: "m.account_id",
-  trafficSourceId: "m.traffic_source_id",
-  linkId: "m.link_id",
-  trackerId: "m.tracker_id",
+  brandId: "brand_id",
+  programId: "program_id",
+  accountId: "account_id",
+  trafficSourceId: "traffic_source_id",
+  linkId: "link_id",
+  trackerId: "tracker_id",
 };
 
 /** Which rollup measure each conversion type carries, for the conversionType breakdown. */
@@ -141,7 +143,7 @@ const RAW_COLUMN: Record<string, string> = {
  * then split into one row per conversion type (and one for clicks), so the split touches a
  * row per group, not a row per rollup row.
  */
-function byTypeSource(fields: FieldDef[], where: string): string {
+function byTypeSource(fields: FieldDef[], table: string, where: string): string {
   const raw = [...new Set(fields.flatMap((f) => (RAW_COLUMN[f.name] ? [RAW_COLUMN[f.name] as string] : [])))];
   const row = (type: string | null, values: Partial<Record<(typeof MEASURES)[number], string>>) =>
     `(${type === null ? "null::text" : `'${type}'`}, ${MEASURES.map((m) => values[m] ?? "0").join(", ")})`;
@@ -152,7 +154,7 @@ function byTypeSource(fields: FieldDef[], where: string): string {
   const sums = MEASURES.map((c) => `sum(m.${c}) as ${c}`);
   return `(select ${[...raw.map((c) => `b.${c}`), "t.*"].join(", ")}
     from (select ${[...raw.map((c) => `m.${c}`), ...sums].join(", ")}
-            from daily_rollups m where ${where}
+            from ${table} m where ${where}
             ${raw.length > 0 ? `group by ${raw.map((c) => `m.${c}`).join(", ")}` : ""}) b
     cross join lateral (values ${rows.join(", ")}) as t (conversion_type, ${MEASURES.join(", ")})
     where ${MEASURES.map((m) => `t.${m} <> 0`).join(" or ")}) m`;
@@ -178,27 +180,122 @@ export interface PerformanceResult {
   pagination: { offset: number; limit: number; total: number };
 }
 
-/** A field's sort key: entities by the name shown, then id. */
-function fieldKey(field: FieldDef, i: number, direction: "asc" | "desc"): string {
-  const nulls = direction === "asc" ? "nulls first" : "nulls last";
-  return field.entity ? `e${i}.name ${direction} ${nulls}, g.f${i} ${direction}` : `g.f${i} ${direction} ${nulls}`;
+/** How the sort reaches a group's field values, entity names and stats in a query. */
+interface SortRefs {
+  field(i: number): string;
+  name(i: number): string;
+  stat(stat: StatDef): string;
 }
 
-function orderBy(sortBy: string | undefined, fields: FieldDef[], stats: StatDef[]): string {
-  const byFields = fields.map((f, i) => fieldKey(f, i, "asc"));
-  if (sortBy === undefined) return [...byFields, "1"].join(", ");
+const IN_G: SortRefs = { field: (i) => `g.f${i}`, name: (i) => `e${i}.name`, stat: (s) => `g."${s.name}"` };
+
+/** A field's sort key: entities by the name shown, then id. */
+function fieldKey(field: FieldDef, i: number, direction: "asc" | "desc", refs: SortRefs): string {
+  const nulls = direction === "asc" ? "nulls first" : "nulls last";
+  return field.entity
+    ? `${refs.name(i)} ${direction} ${nulls}, ${refs.field(i)} ${direction}`
+    : `${refs.field(i)} ${direction} ${nulls}`;
+}
+
+interface Sort {
+  /** The requested stat the rows sort on first, if any. */
+  stat?: StatDef;
+  /** Else the requested field they sort on first, if any (its index in fields). */
+  field?: number;
+  direction: "asc" | "desc";
+}
+
+function readOrder(sortBy: string | undefined, fields: FieldDef[], stats: StatDef[]): Sort {
+  if (sortBy === undefined) return { direction: "asc" };
   const { key, direction } = readSort(sortBy);
   const stat = findStat(key);
-  const statIndex = stat ? stats.indexOf(stat) : -1;
-  if (stat && statIndex >= 0) {
-    return [`g."${stat.name}" ${direction === "asc" ? "asc" : "desc"}`, ...byFields, "1"].join(", ");
-  }
+  if (stat && stats.includes(stat)) return { stat, direction: direction === "asc" ? "asc" : "desc" };
   const field = FIELD_BY_NAME.get(key.toLowerCase());
   const fieldIndex = field ? fields.indexOf(field) : -1;
-  if (field && fieldIndex >= 0) {
-    return [fieldKey(field, fieldIndex, direction === "desc" ? "desc" : "asc"), ...byFields, "1"].join(", ");
-  }
+  if (fieldIndex >= 0) return { field: fieldIndex, direction: direction === "desc" ? "desc" : "asc" };
   throw ApiError.validation("sortBy", `'${key}' must be one of the requested fields or stats`);
+}
+
+/** The ORDER BY terms: the sort's stat or field, then every field in order (a total order). */
+function orderBy(sort: Sort, fields: FieldDef[], refs: SortRefs): string {
+  const terms = fields.map((f, i) => fieldKey(f, i, "asc", refs));
+  const field = sort.field === undefined ? undefined : fields[sort.field];
+  if (sort.stat) terms.unshift(`${refs.stat(sort.stat)} ${sort.direction}`);
+  else if (field && sort.field !== undefined) terms.unshift(fieldKey(field, sort.field, sort.direction, refs));
+  return [...terms, "1"].join(", ");
+}
+
+/** Dimensions a group has few of (brands, sources) or many (accounts, links, trackers). */
+const MANY = new Set(["account", "link", "tracker"]);
+const TIME_FIELDS = new Set(["date", "week", "month"]);
+
+/** A field's output columns from its group value and, for entities, the joined name. */
+function outputsOf(fields: FieldDef[], refs: SortRefs): string[] {
+  return fields.map((f, i) => {
+    if (f.entity) return `${refs.name(i)} as "${f.name}", nullif(${refs.field(i)}, 0)::float8 as "${f.name}Id"`;
+    return `${f.format ? f.format(refs.field(i)) : refs.field(i)} as "${f.name}"`;
+  });
+}
+
+const groupBy = (fields: FieldDef[]) => (fields.length > 0 ? `group by ${fields.map((_, i) => i + 1).join(", ")}` : "");
+
+/** One pass: every group with every stat, named, sorted and paged. */
+function groupedSql(fields: FieldDef[], stats: StatDef[], sort: Sort, source: string, where: string, page: string) {
+  const joins = fields.flatMap((f, i) => (f.entity ? [`left join ${f.entity.table} e${i} on e${i}.id = g.f${i}`] : []));
+  return `
+    with g as (
+      select ${[...fields.map((f, i) => `${f.group} as f${i}`), statColumns(stats)].join(", ")}
+      from ${source}
+      where ${where}
+      ${groupBy(fields)}
+    )
+    select ${[...outputsOf(fields, IN_G), ...stats.map((s) => `g."${s.name}"`), "count(*) over ()::int as total_rows"].join(", ")}
+    from g ${joins.join(" ")}
+    order by ${orderBy(sort, fields, IN_G)}
+    ${page}`;
+}
+
+const IN_P: SortRefs = { field: (i) => `p.f${i}`, name: (i) => `p.n${i}`, stat: (s) => `p."${s.name}"` };
+
+/**
+ * Two passes, for breakdowns by account, link or tracker, which can have tens of thousands of
+ * groups of which a page shows a hundred: the groups with only the stat they sort on are
+ * sorted and paged first (`p`); every stat is summed for the page's groups alone (`a`), from
+ * the rows of the page's accounts (links, trackers). Same rows, same sums, same order.
+ */
+function pagedSql(fields: FieldDef[], stats: StatDef[], sort: Sort, table: string, where: string, page: string) {
+  const joins = fields.flatMap((f, i) => (f.entity ? [`left join ${f.entity.table} e${i} on e${i}.id = k.f${i}`] : []));
+  const names = fields.flatMap((f, i) => (f.entity ? [`e${i}.name as n${i}`] : []));
+  const IN_K: SortRefs = { field: (i) => `k.f${i}`, name: (i) => `e${i}.name`, stat: (s) => `k."${s.name}"` };
+  const narrow = fields.flatMap((f, i) =>
+    MANY.has(f.name) ? [`m.${RAW_COLUMN[f.name]} = any(array(select p.f${i} from p))`] : [],
+  );
+  // Group values are never null but the country's ('' is shown as null).
+  const same = fields.map((f, i) =>
+    f.name === "country" ? `coalesce(a.f${i}, '') = coalesce(p.f${i}, '')` : `a.f${i} = p.f${i}`,
+  );
+  return `
+    with k as (
+      select ${[...fields.map((f, i) => `${f.group} as f${i}`), ...(sort.stat ? [statColumns([sort.stat])] : [])].join(", ")}
+      from ${table} m
+      where ${where}
+      ${groupBy(fields)}
+    ),
+    p as (
+      select ${["k.*", ...names, "count(*) over ()::int as total_rows"].join(", ")}
+      from k ${joins.join(" ")}
+      order by ${orderBy(sort, fields, IN_K)}
+      ${page}
+    ),
+    a as (
+      select ${[...fields.map((f, i) => `${f.group} as f${i}`), statColumns(stats)].join(", ")}
+      from ${table} m
+      where ${[where, ...narrow].join(" and ")}
+      ${groupBy(fields)}
+    )
+    select ${[...outputsOf(fields, IN_P), ...stats.map((s) => `a."${s.name}"`), "p.total_rows"].join(", ")}
+    from p left join a on ${same.join(" and ")}
+    order by ${orderBy(sort, fields, IN_P)}`;
 }
 
 /** GET /reports/events/performance: rollups grouped by the requested fields over the window. */
@@ -222,31 +319,40 @@ export async function runPerformance(
   const offset = params.offset as number;
   const limit = params.limit as number;
 
-  const filter = new Conditions("m.tenant_id = $1 and m.day between $2::date and $3::date", tenantId, fromDay, toDay);
-  for (const [param, column] of Object.entries(FILTER_COLUMNS)) filter.add(`${column} = $`, params[param]);
+  const sort = readOrder(params.sortBy as string | undefined, fields, stats);
+
+  // The smallest rollup with every dimension the fields and filters need.
+  const columns = new Set(
+    fields.flatMap((f) => {
+      const column = RAW_COLUMN[f.name];
+      return column !== undefined && !TIME_FIELDS.has(f.name) ? [column] : [];
+    }),
+  );
+  for (const [param, column] of Object.entries(FILTER_COLUMNS)) if (params[param] !== undefined) columns.add(column);
+  const rollup = chooseRollup(columns);
+  const filter = new Conditions("m.tenant_id = $1", tenantId);
+  addWindow(
+    filter,
+    rollup,
+    [fromDay, toDay],
+    fields.some((f) => TIME_FIELDS.has(f.name)),
+  );
+  for (const [param, column] of Object.entries(FILTER_COLUMNS)) filter.add(`m.${column} = $`, params[param]);
   const values = filter.params;
-  const byType = fields.some((f) => f.name === "conversionType");
-  // Split by type, the filters apply inside the split source, before the rows are grouped.
-  const source = byType ? byTypeSource(fields, filter.sql) : "daily_rollups m";
-  const outerWhere = byType ? "true" : filter.sql;
-  const groups = fields.map((f, i) => `${f.group} as f${i}`);
-  const joins = fields.flatMap((f, i) => (f.entity ? [`left join ${f.entity.table} e${i} on e${i}.id = g.f${i}`] : []));
-  const outputs = fields.map((f, i) => {
-    if (f.entity) return `e${i}.name as "${f.name}", nullif(g.f${i}, 0)::float8 as "${f.name}Id"`;
-    return `${f.format ? f.format(`g.f${i}`) : `g.f${i}`} as "${f.name}"`;
-  });
   values.push(offset, limit);
-  const sql = `
-    with g as (
-      select ${[...groups, statColumns(stats)].join(", ")}
-      from ${source}
-      where ${outerWhere}
-      ${fields.length > 0 ? `group by ${fields.map((_, i) => i + 1).join(", ")}` : ""}
-    )
-    select ${[...outputs, ...stats.map((s) => `g."${s.name}"`), "count(*) over ()::int as total_rows"].join(", ")}
-    from g ${joins.join(" ")}
-    order by ${orderBy(params.sortBy as string | undefined, fields, stats)}
-    offset $${values.length - 1} limit $${values.length}`;
+  const page = `offset $${values.length - 1} limit $${values.length}`;
+  const byType = fields.some((f) => f.name === "conversionType");
+  const sql =
+    !byType && fields.some((f) => MANY.has(f.name))
+      ? pagedSql(fields, stats, sort, rollup.table, filter.sql, page)
+      : groupedSql(
+          fields,
+          stats,
+          sort,
+          byType ? byTypeSource(fields, rollup.table, filter.sql) : `${rollup.table} m`,
+          byType ? "true" : filter.sql,
+          page,
+        );
   const rows = await db.query<Record<string, unknown>>(sql, values);
   // Without fields the report is one total row, zeros included, even with no traffic. A page
   // past the end has no row to carry the count: ask for the first row just for it.

@@ -1,5 +1,6 @@
 import { createHash } from "node:crypto";
 import type { Queryable } from "../../platform/db/index.js";
+import { coarseRollupCtes } from "./rollups.js";
 
 /** A click as the redirect saw it; the tracker is still an id or a name to resolve. */
 export interface Click {
@@ -103,7 +104,8 @@ function visitorOf(click: Click): string {
  *   written  the clicks, idempotent per id, so a batch retried after an unknown outcome is not
  *            counted twice (the visitors and rollups of a written batch were committed with it);
  *   rollups  each day's totals, grouped and in key order, so that two nodes lock shared rows
- *            in the same order and cannot deadlock.
+ *            in the same order and cannot deadlock; then the coarser rollups the reports read,
+ *            one table after the other, each in key order too (coarseRollupCtes).
  */
 const WRITE_CLICKS = `
 with input as (
@@ -140,22 +142,28 @@ written as (
   on conflict (id) do nothing
   returning tenant_id, at, account_id, link_id, brand_id, program_id, traffic_source_id, tracker_id, country, is_unique
 ),
+clicked as (
+  select tenant_id, (at at time zone 'UTC')::date as day, account_id, link_id, brand_id, program_id, traffic_source_id,
+    coalesce(tracker_id, 0) as tracker_id, coalesce(country, '') as country, count(*) as clicks,
+    count(*) filter (where is_unique) as unique_clicks
+  from written
+  group by 1, 2, 3, 4, 5, 6, 7, 8, 9
+),
 rollups as (
   insert into daily_rollups (tenant_id, day, account_id, link_id, brand_id, program_id, traffic_source_id,
     tracker_id, country, clicks, unique_clicks)
-  select tenant_id, (at at time zone 'UTC')::date, account_id, link_id, brand_id, program_id, traffic_source_id,
-    coalesce(tracker_id, 0), coalesce(country, ''), count(*), count(*) filter (where is_unique)
-  from written
-  group by 1, 2, 3, 4, 5, 6, 7, 8, 9
+  select * from clicked
   order by 1, 2, 3, 4, 5, 6, 7, 8, 9
   on conflict (tenant_id, day, account_id, link_id, brand_id, program_id, traffic_source_id, tracker_id, country)
   do update set clicks = daily_rollups.clicks + excluded.clicks,
     unique_clicks = daily_rollups.unique_clicks + excluded.unique_clicks
-)
+  returning 1
+),
+${coarseRollupCtes("clicked", ["clicks", "unique_clicks"], "rollups")}
 select count(*)::int as written from written`;
 
 /**
- * Writes a batch of clicks, decides their unique visitors and adds them to the daily rollups.
+ * Writes a batch of clicks, decides their unique visitors and adds them to the rollups.
  * Atomic on its own (one statement after the trackers, whose creation is idempotent).
  */
 export async function writeClicks(db: Queryable, clicks: Click[], now: Date): Promise<number> {

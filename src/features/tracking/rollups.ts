@@ -51,11 +51,95 @@ const ARRAY_TYPES = [
   ...AMOUNT_COLUMNS.map(() => "numeric[]"),
 ];
 
-// One statement for the whole batch: rows are merged into their day's totals, never replaced.
-const UPSERT = `insert into daily_rollups (${ALL_COLUMNS.join(", ")})
-  select * from unnest(${ARRAY_TYPES.map((type, i) => `$${i + 1}::${type}`).join(", ")})
+/** Block lengths of the spanned rollups, in days; a block starts a multiple of its span after 1970-01-01. */
+export const ROLLUP_SPANS = [1, 2, 4, 8, 16, 32, 64] as const;
+
+/** The measure columns the reports read: the coarser rollups keep only these. */
+export const REPORT_MEASURES = [
+  "clicks",
+  "unique_clicks",
+  "signup_count",
+  "ftd_count",
+  "qualifier_count",
+  "deposit_count",
+  "deposit_amount",
+  "cpa_amount",
+  "revshare_amount",
+  "flatfee_amount",
+] as const;
+
+/** A rollup coarser than daily_rollups (migration 0007), kept by the same writes. */
+export interface CoarseRollup {
+  table: string;
+  /** Its dimensions after tenant_id and the day (span and day when spanned), in key order. */
+  keys: readonly string[];
+  /** Holds blocks of ROLLUP_SPANS days as well as single days (span 1). */
+  spanned: boolean;
+}
+
+/** In the order every writer updates them, after daily_rollups. */
+export const COARSE_ROLLUPS: readonly CoarseRollup[] = [
+  { table: "brand_rollups", keys: ["brand_id", "program_id", "traffic_source_id", "country"], spanned: false },
+  { table: "account_rollups", keys: ["account_id", "program_id"], spanned: true },
+  { table: "account_source_rollups", keys: ["account_id", "traffic_source_id", "program_id"], spanned: true },
+];
+
+/** The first day of the `span`-day block holding `day` (SQL over a date and an int). */
+export const blockStartSql = (day: string, span: string): string =>
+  `${day} - ((((${day} - date '1970-01-01') % ${span}) + ${span}) % ${span})`;
+
+/**
+ * CTEs (`coarse_1`, `coarse_2`, ...) adding the rows of `source`, which has daily_rollups' key
+ * columns and `measures`, to every coarse rollup. Like daily_rollups, each table's rows are
+ * grouped and written in key order, and the tables one after the other (each CTE starts once
+ * the one before it, the first after `after`, has finished): every writer locks rows in the same
+ * order, so two writers cannot deadlock. A source row whose measures are all zero still makes
+ * its row, so a coarse rollup has a row wherever daily_rollups has one.
+ */
+export function coarseRollupCtes(source: string, measures: readonly string[], after: string): string {
+  const kept = REPORT_MEASURES.filter((m) => measures.includes(m));
+  let previous = after;
+  return COARSE_ROLLUPS.map((rollup, i) => {
+    const keys = rollup.spanned ? ["tenant_id", "span", "day", ...rollup.keys] : ["tenant_id", "day", ...rollup.keys];
+    const values = rollup.spanned
+      ? ["r.tenant_id", "s.span", blockStartSql("r.day", "s.span"), ...rollup.keys.map((k) => `r.${k}`)]
+      : ["r.tenant_id", "r.day", ...rollup.keys.map((k) => `r.${k}`)];
+    const positions = keys.map((_, n) => n + 1).join(", ");
+    const name = `coarse_${i + 1}`;
+    const sql = `${name} as (
+  insert into ${rollup.table} as t (${[...keys, ...kept].join(", ")})
+  select ${[...values, ...kept.map((m) => `sum(r.${m})`)].join(", ")}
+  from ${source} r${rollup.spanned ? ` cross join unnest('{${ROLLUP_SPANS.join(",")}}'::int[]) as s (span)` : ""}
+  where (select count(*) from ${previous}) >= 0
+  group by ${positions}
+  order by ${positions}
+  on conflict (${keys.join(", ")}) do update set
+    ${kept.map((m) => `${m} = t.${m} + excluded.${m}`).join(", ")}
+  returning 1
+)`;
+    previous = name;
+    return sql;
+  }).join(",\n");
+}
+
+/** The last CTE of coarseRollupCtes: reading it runs the whole chain. */
+export const LAST_COARSE_CTE = `coarse_${COARSE_ROLLUPS.length}`;
+
+// One statement for the whole batch: rows are merged into their day's totals, never replaced;
+// daily_rollups first, then the coarser rollups, each in key order.
+const UPSERT = `with input as (
+  select * from unnest(${ARRAY_TYPES.map((type, i) => `$${i + 1}::${type}`).join(", ")}) as r (${ALL_COLUMNS.join(", ")})
+),
+daily as (
+  insert into daily_rollups as t (${ALL_COLUMNS.join(", ")})
+  select * from input
+  order by ${KEY_COLUMNS.map((_, i) => i + 1).join(", ")}
   on conflict (${KEY_COLUMNS.join(", ")}) do update set
-  ${[...COUNT_COLUMNS, ...AMOUNT_COLUMNS].map((c) => `${c} = daily_rollups.${c} + excluded.${c}`).join(",\n  ")}`;
+  ${[...COUNT_COLUMNS, ...AMOUNT_COLUMNS].map((c) => `${c} = t.${c} + excluded.${c}`).join(",\n  ")}
+  returning 1
+),
+${coarseRollupCtes("input", [...COUNT_COLUMNS, ...AMOUNT_COLUMNS], "daily")}
+select count(*)::int as n from ${LAST_COARSE_CTE}`;
 
 /** Counts to add to one rollup row. Amounts are decimal strings (numeric, never float). */
 export interface RollupDelta {
@@ -120,12 +204,13 @@ export class RollupBatch {
   }
 
   /**
-   * Writes the batch in one upsert. Rows go in key order so that two nodes' batches lock shared
-   * rows in the same order and cannot deadlock.
+   * Writes the batch in one statement, to daily_rollups and the coarser rollups; rows go in key
+   * order (in SQL, as the click writer orders them) so that two writers lock shared rows in the
+   * same order and cannot deadlock.
    */
   async write(db: Queryable): Promise<void> {
     if (this.rows.size === 0) return;
-    const rows = [...this.rows.entries()].sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0)).map(([, row]) => row);
+    const rows = [...this.rows.values()];
     const types = Object.keys(TYPE_COLUMN) as ConversionType[];
     const params: unknown[][] = [
       rows.map((r) => r.key.tenantId),
