@@ -240,7 +240,14 @@ function outputsOf(fields: FieldDef[], refs: SortRefs): string[] {
 const groupBy = (fields: FieldDef[]) => (fields.length > 0 ? `group by ${fields.map((_, i) => i + 1).join(", ")}` : "");
 
 /** One pass: every group with every stat, named, sorted and paged. */
-function groupedSql(fields: FieldDef[], stats: StatDef[], sort: Sort, source: string, where: string, page: string) {
+function groupedSql(
+  fields: FieldDef[],
+  stats: StatDef[],
+  sort: Sort,
+  source: string,
+  where: string,
+  [offset, limit]: [number, number],
+) {
   const joins = fields.flatMap((f, i) => (f.entity ? [`left join ${f.entity.table} e${i} on e${i}.id = g.f${i}`] : []));
   return `
     with g as (
@@ -252,18 +259,26 @@ function groupedSql(fields: FieldDef[], stats: StatDef[], sort: Sort, source: st
     select ${[...outputsOf(fields, IN_G), ...stats.map((s) => `g."${s.name}"`), "count(*) over ()::int as total_rows"].join(", ")}
     from g ${joins.join(" ")}
     order by ${orderBy(sort, fields, IN_G)}
-    ${page}`;
+    offset $${offset} limit $${limit}`;
 }
 
 const IN_P: SortRefs = { field: (i) => `p.f${i}`, name: (i) => `p.n${i}`, stat: (s) => `p."${s.name}"` };
 
 /**
  * Two passes, for breakdowns by account, link or tracker, which can have tens of thousands of
- * groups of which a page shows a hundred: the groups with only the stat they sort on are
- * sorted and paged first (`p`); every stat is summed for the page's groups alone (`a`), from
- * the rows of the page's accounts (links, trackers). Same rows, same sums, same order.
+ * groups of which a page shows a hundred: the groups with only the stat they sort on (`k`) are
+ * named, sorted and paged first (`p`); every stat is summed for the page's groups alone (`a`),
+ * from the rows of the page's accounts (links, trackers). Same rows, same sums, same order.
+ * Sorted by a stat, only the groups that reach the page's last value (`cut`) are named and sorted.
  */
-function pagedSql(fields: FieldDef[], stats: StatDef[], sort: Sort, table: string, where: string, page: string) {
+function pagedSql(
+  fields: FieldDef[],
+  stats: StatDef[],
+  sort: Sort,
+  table: string,
+  where: string,
+  page: [number, number],
+) {
   const joins = fields.flatMap((f, i) => (f.entity ? [`left join ${f.entity.table} e${i} on e${i}.id = k.f${i}`] : []));
   const names = fields.flatMap((f, i) => (f.entity ? [`e${i}.name as n${i}`] : []));
   const IN_K: SortRefs = { field: (i) => `k.f${i}`, name: (i) => `e${i}.name`, stat: (s) => `k."${s.name}"` };
@@ -274,6 +289,14 @@ function pagedSql(fields: FieldDef[], stats: StatDef[], sort: Sort, table: strin
   const same = fields.map((f, i) =>
     f.name === "country" ? `coalesce(a.f${i}, '') = coalesce(p.f${i}, '')` : `a.f${i} = p.f${i}`,
   );
+  const [offset, limit] = page;
+  let cut = "";
+  let reaches = "true";
+  if (sort.stat) {
+    const stat = `k."${sort.stat.name}"`;
+    cut = `cut as (select ${stat} as v from k order by ${stat} ${sort.direction} offset $${offset}::int + $${limit}::int - 1 limit 1),`;
+    reaches = `${stat} ${sort.direction === "desc" ? ">=" : "<="} coalesce((select v from cut), '${sort.direction === "desc" ? "-" : ""}infinity')`;
+  }
   return `
     with k as (
       select ${[...fields.map((f, i) => `${f.group} as f${i}`), ...(sort.stat ? [statColumns([sort.stat])] : [])].join(", ")}
@@ -281,11 +304,13 @@ function pagedSql(fields: FieldDef[], stats: StatDef[], sort: Sort, table: strin
       where ${where}
       ${groupBy(fields)}
     ),
+    ${cut}
     p as (
-      select ${["k.*", ...names, "count(*) over ()::int as total_rows"].join(", ")}
+      select ${["k.*", ...names, "(select count(*) from k)::int as total_rows"].join(", ")}
       from k ${joins.join(" ")}
+      where ${reaches}
       order by ${orderBy(sort, fields, IN_K)}
-      ${page}
+      offset $${offset} limit $${limit}
     ),
     a as (
       select ${[...fields.map((f, i) => `${f.group} as f${i}`), statColumns(stats)].join(", ")}
@@ -340,7 +365,8 @@ export async function runPerformance(
   for (const [param, column] of Object.entries(FILTER_COLUMNS)) filter.add(`m.${column} = $`, params[param]);
   const values = filter.params;
   values.push(offset, limit);
-  const page = `offset $${values.length - 1} limit $${values.length}`;
+  // The placeholders of the page's offset and limit.
+  const page: [number, number] = [values.length - 1, values.length];
   const byType = fields.some((f) => f.name === "conversionType");
   const sql =
     !byType && fields.some((f) => MANY.has(f.name))
