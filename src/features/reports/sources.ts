@@ -37,7 +37,7 @@ const LONGEST_FIRST = [...ROLLUP_SPANS].sort((a, b) => b - a);
 /**
  * The blocks that tile the days from..to (YYYY-MM-DD, inclusive) exactly, in order: from each
  * day on, the longest block that starts there (a multiple of its span after 1970-01-01) and
- * ends by `to`. A 30-day window is 5 blocks on average, 8 at most.
+ * ends by `to`. A 30-day window is 7 blocks on average, 12 at most.
  */
 export function blocksOf(fromDay: string, toDay: string): { span: number; day: string }[] {
   const to = Date.parse(`${toDay}T00:00:00Z`) / DAY_MS;

@@ -1,0 +1,412 @@
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { generateTraffic } from "../src/features/demo/traffic.js";
+import { findReport } from "../src/features/reports/index.js";
+import { blocksOf, chooseRollup, ROLLUP_SOURCES } from "../src/features/reports/sources.js";
+import { type Click, readConversion, recordConversions, writeClicks } from "../src/features/tracking/index.js";
+import { COARSE_ROLLUPS, REPORT_MEASURES, ROLLUP_SPANS } from "../src/features/tracking/rollups.js";
+import type { Queryable } from "../src/platform/db/index.js";
+import { seedTenancy, startTestApp, type Tenancy, type TestApp } from "./helpers/app.js";
+import { prng } from "./helpers/workload.js";
+
+const NOW = new Date("2026-06-30T18:00:00.000Z");
+const DAY_MS = 86_400_000;
+const day = (daysBefore: number) => new Date(NOW.getTime() - daysBefore * DAY_MS).toISOString().slice(0, 10);
+
+let t: TestApp;
+let who: Tenancy;
+let other: Tenancy;
+
+interface LinkRow {
+  id: string;
+  account_id: string;
+  brand_id: string;
+  program_id: string;
+}
+
+async function catalogOf(tenantId: string): Promise<{ links: LinkRow[]; sources: number[] }> {
+  const db = t.testDb.db;
+  const links = await db.query<LinkRow>(
+    `select l.id, l.account_id, l.brand_id, a.program_id from links l join accounts a on a.id = l.account_id
+      where l.tenant_id = $1 order by l.id`,
+    [tenantId],
+  );
+  const sources = await db.query<{ id: string }>("select id from traffic_sources where tenant_id = $1", [tenantId]);
+  return { links, sources: sources.map((s) => Number(s.id)) };
+}
+
+/** Clicks at random times of the last `days` days, on random links and sources. */
+function randomClicks(
+  rnd: ReturnType<typeof prng>,
+  tenantId: string,
+  cat: { links: LinkRow[]; sources: number[] },
+  n: number,
+  days: number,
+): Click[] {
+  return Array.from({ length: n }, (_, i) => {
+    const link = rnd.pick(cat.links);
+    return {
+      id: `clk_rollup_${tenantId.slice(-6)}_${rnd.int(0, 1e9)}_${i}`,
+      tenantId,
+      at: new Date(NOW.getTime() - rnd.int(0, days * DAY_MS)),
+      linkId: Number(link.id),
+      accountId: Number(link.account_id),
+      brandId: Number(link.brand_id),
+      programId: Number(link.program_id),
+      trafficSourceId: rnd.pick(cat.sources),
+      trackerId: null,
+      trackerName: rnd.chance(0.5) ? rnd.pick(["alpha-list", "beta-list"]) : null,
+      gclid: null,
+      fbclid: null,
+      msclkid: null,
+      obclid: null,
+      parameterA: null,
+      parameterB: null,
+      externalClickId: null,
+      utm: null,
+      userAgent: rnd.pick(["Mozilla/5.0 A", "Mozilla/5.0 B"]),
+      ip: `192.0.2.${rnd.int(1, 6)}`,
+      country: rnd.pick([null, "DE", "SE", "GB"]),
+      referrer: null,
+    };
+  });
+}
+
+beforeAll(async () => {
+  t = await startTestApp();
+  t.clock.set(NOW.toISOString());
+  who = await seedTenancy(t);
+  other = await seedTenancy(t);
+  const db = t.testDb.db;
+  // 100 days of history over 24 accounts, in small batches: blocks of every span, and past ones.
+  await generateTraffic(db, who.tenantId, { days: 100, clicks: 3000, now: NOW, seed: 5, accounts: 24, batchSize: 400 });
+  await generateTraffic(db, other.tenantId, { days: 20, clicks: 300, now: NOW, seed: 6, batchSize: 150 });
+
+  const rnd = prng(20260630);
+  const cat = await catalogOf(who.tenantId);
+  // A batch written twice (a retry after an unknown outcome): the second time writes nothing.
+  const batch = randomClicks(rnd, who.tenantId, cat, 300, 70);
+  expect(await writeClicks(db, batch, NOW)).toBe(300);
+  expect(await writeClicks(db, batch, NOW)).toBe(0);
+  // Half of it again with new clicks: only the new ones count.
+  const mixed = [...batch.slice(0, 150), ...randomClicks(rnd, who.tenantId, cat, 100, 3)];
+  expect(await writeClicks(db, mixed, NOW)).toBe(100);
+
+  // Conversions on those clicks and on none, some of every type, sent twice: the second batch is
+  // all duplicates and adds nothing.
+  const types = ["Signup", "FirstTimeDeposit", "Qualifier", "Deposit", "CpaCommission", "RevShareCommission"];
+  const inputs = Array.from({ length: 120 }, (_, i) => {
+    const type = rnd.pick(types);
+    const value = type === "Signup" || type === "Qualifier" ? 0 : (rnd.int(-500, 90_000) / 100).toFixed(2);
+    return {
+      type: type === "RevShareCommission" || Number(value) >= 0 ? type : "RevShareCommission",
+      clickId: rnd.chance(0.85) ? rnd.pick(batch).id : null,
+      externalId: `rollup-${i}`,
+      value,
+      currency: "EUR",
+      occurredAt: new Date(NOW.getTime() - rnd.int(0, 60 * DAY_MS)).toISOString(),
+    };
+  });
+  const valid = inputs.map((input) => readConversion(input, "", NOW));
+  const first = await db.transaction((tx) => recordConversions(tx, who.tenantId, valid, NOW));
+  expect(first.filter((r) => r.duplicate)).toHaveLength(0);
+  const again = await db.transaction((tx) => recordConversions(tx, who.tenantId, valid, NOW));
+  expect(again.every((r) => r.duplicate)).toBe(true);
+}, 300_000);
+afterAll(async () => t?.close());
+
+/** A table's rows as text, keyed by its key columns, for an exact comparison. */
+async function rowsOf(sql: string, params: unknown[], keys: string[]): Promise<Record<string, string>> {
+  const rows = await t.testDb.db.query<Record<string, string>>(sql, params);
+  const out: Record<string, string> = {};
+  for (const row of rows) {
+    const key = keys.map((k) => row[k]).join("|");
+    expect(out[key], key).toBeUndefined();
+    out[key] = REPORT_MEASURES.map((m) => row[m]).join("|");
+  }
+  return out;
+}
+
+const measuresText = (sum: boolean) =>
+  REPORT_MEASURES.map((m) =>
+    m.endsWith("_amount")
+      ? `(${sum ? `sum(${m})` : m})::numeric(24, 4)::text as ${m}`
+      : `(${sum ? `sum(${m})` : m})::bigint::text as ${m}`,
+  ).join(", ");
+
+describe("concurrent writers", () => {
+  it.runIf(process.env.TEST_DATABASE_URL)(
+    "click batches and conversion batches writing the same rows at once all succeed (PostgreSQL)",
+    async () => {
+      if (t.testDb.kind !== "postgres") return;
+      const db = t.testDb.db;
+      const rnd = prng(777);
+      const cat = await catalogOf(who.tenantId);
+      const clicks = randomClicks(rnd, who.tenantId, cat, 1200, 2);
+      await writeClicks(db, clicks.slice(0, 200), NOW);
+      const writers: Promise<unknown>[] = [];
+      for (let i = 0; i < 4; i++) {
+        // Each batch in its own order: the writers sort the rows themselves.
+        writers.push(writeClicks(db, clicks.slice(200 + i * 250, 450 + i * 250).reverse(), NOW));
+        const items = Array.from({ length: 60 }, (_, n) =>
+          readConversion(
+            {
+              type: "Deposit",
+              value: "10.50",
+              currency: "EUR",
+              clickId: rnd.pick(clicks.slice(0, 200)).id,
+              externalId: `race-${i}-${n}`,
+            },
+            "",
+            NOW,
+          ),
+        );
+        writers.push(db.transaction((tx) => recordConversions(tx, who.tenantId, i % 2 ? items.reverse() : items, NOW)));
+      }
+      await Promise.all(writers);
+    },
+  );
+});
+
+describe("coarser rollups", () => {
+  it("hold the workload it means them to hold", async () => {
+    const [row] = await t.testDb.db.query<{ days: number; conversions: number; zero: number }>(
+      `select count(distinct day)::int as days,
+              (select count(*)::int from conversions where tenant_id = $1) as conversions,
+              count(*) filter (where account_id = 0)::int as zero
+         from daily_rollups where tenant_id = $1`,
+      [who.tenantId],
+    );
+    expect(row?.days).toBeGreaterThan(90);
+    expect(row?.conversions).toBeGreaterThan(300);
+    // Conversions without a click make rows with no account.
+    expect(row?.zero).toBeGreaterThan(0);
+  });
+
+  for (const rollup of COARSE_ROLLUPS) {
+    it(`${rollup.table} equals daily_rollups summed to its keys${rollup.spanned ? ", for every span" : ""}`, async () => {
+      for (const tenant of [who, other]) {
+        const keys = ["tenant_id", ...(rollup.spanned ? ["span"] : []), "day", ...rollup.keys];
+        const select = keys.map((k) => `${k}::text as ${k}`).join(", ");
+        const actual = await rowsOf(
+          `select ${select}, ${measuresText(false)} from ${rollup.table} where tenant_id = $1`,
+          [tenant.tenantId],
+          keys,
+        );
+        // The same sums made here from daily_rollups, blocks by their first day.
+        const block = rollup.spanned
+          ? "r.day - ((((r.day - date '1970-01-01') % s.span) + s.span) % s.span) as day, s.span"
+          : "r.day";
+        const columns = ["r.tenant_id", block, ...[...rollup.keys, ...REPORT_MEASURES].map((c) => `r.${c}`)];
+        const expected = await rowsOf(
+          `select ${select}, ${measuresText(true)}
+             from (select ${columns.join(", ")}
+                     from daily_rollups r${rollup.spanned ? " cross join unnest($2::int[]) as s (span)" : ""}
+                    where r.tenant_id = $1) x
+            group by ${keys.join(", ")}`,
+          rollup.spanned ? [tenant.tenantId, [...ROLLUP_SPANS]] : [tenant.tenantId],
+          keys,
+        );
+        expect(Object.keys(actual).length).toBeGreaterThan(10);
+        expect(actual).toEqual(expected);
+      }
+    });
+  }
+});
+
+describe("rollup choice", () => {
+  it("picks the smallest rollup with every column", () => {
+    const table = (columns: string[]) => chooseRollup(columns).table;
+    expect(table([])).toBe("brand_rollups");
+    expect(table(["brand_id", "program_id", "traffic_source_id", "country"])).toBe("brand_rollups");
+    expect(table(["account_id"])).toBe("account_rollups");
+    expect(table(["account_id", "program_id"])).toBe("account_rollups");
+    expect(table(["traffic_source_id", "account_id"])).toBe("account_source_rollups");
+    expect(table(["account_id", "brand_id"])).toBe("daily_rollups");
+    expect(table(["link_id"])).toBe("daily_rollups");
+    expect(table(["tracker_id", "country"])).toBe("daily_rollups");
+    expect(ROLLUP_SOURCES.map((s) => s.table)).toEqual([
+      "brand_rollups",
+      "account_rollups",
+      "account_source_rollups",
+      "daily_rollups",
+    ]);
+  });
+
+  /** The tables a report's statements read, the report run for real. */
+  async function tablesRead(report: string, params: Record<string, unknown>): Promise<string[]> {
+    const definition = findReport(report);
+    if (!definition) throw new Error(report);
+    const statements: string[] = [];
+    const capturing: Queryable = {
+      query: (sql, values) => {
+        statements.push(sql);
+        return t.testDb.db.query(sql, values);
+      },
+      exec: (script) => t.testDb.db.exec(script),
+    };
+    await definition.run(capturing, who.tenantId, params, NOW);
+    return [...new Set(statements.join(" ").match(/\b\w+_rollups\b/g))].sort();
+  }
+
+  it("reads each rollup for the reports that fit it", async () => {
+    const window = { conversionDateFrom: day(40), conversionDateTo: day(0) };
+    const cases: [string, Record<string, unknown>, string][] = [
+      ["performance", { ...window }, "brand_rollups"],
+      ["performance", { ...window, fields: "date,brand,country" }, "brand_rollups"],
+      ["performance", { ...window, fields: "week,program,trafficSource,conversionType" }, "brand_rollups"],
+      ["performance", { ...window, fields: "month", trafficSourceId: 1, brandId: 2 }, "brand_rollups"],
+      ["performance", { ...window, fields: "account", sortBy: "-clicks" }, "account_rollups"],
+      ["performance", { ...window, fields: "date,account", programId: 1 }, "account_rollups"],
+      ["performance", { ...window, accountId: 1 }, "account_rollups"],
+      ["performance", { ...window, fields: "account,trafficSource" }, "account_source_rollups"],
+      ["performance", { ...window, fields: "trafficSource", accountId: 1 }, "account_source_rollups"],
+      ["performance", { ...window, fields: "link" }, "daily_rollups"],
+      ["performance", { ...window, fields: "account,country" }, "daily_rollups"],
+      ["performance", { ...window, fields: "brand", accountId: 1 }, "daily_rollups"],
+      ["performance", { ...window, fields: "tracker" }, "daily_rollups"],
+      ["account-metrics", { sortBy: "-clicks", comparisonFrom: day(60), comparisonTo: day(31) }, "account_rollups"],
+      ["account-metrics", {}, "account_rollups"],
+      ["link-metrics", { sortBy: "+ftd" }, "daily_rollups"],
+    ];
+    for (const [report, params, table] of cases) {
+      expect(await tablesRead(report, params), `${report} ${JSON.stringify(params)}`).toEqual([table]);
+    }
+  });
+});
+
+describe("blocks of days", () => {
+  it("tile any window exactly with aligned blocks of the rollup spans", () => {
+    const rnd = prng(64);
+    for (let n = 0; n < 500; n++) {
+      const length = rnd.int(1, 400);
+      const from = rnd.int(-400, 30_000);
+      const blocks = blocksOf(
+        new Date(from * DAY_MS).toISOString().slice(0, 10),
+        new Date((from + length - 1) * DAY_MS).toISOString().slice(0, 10),
+      );
+      let next = from;
+      for (const block of blocks) {
+        const start = Date.parse(`${block.day}T00:00:00Z`) / DAY_MS;
+        expect(start).toBe(next);
+        expect(ROLLUP_SPANS).toContain(block.span);
+        expect(((start % block.span) + block.span) % block.span).toBe(0);
+        next = start + block.span;
+      }
+      expect(next).toBe(from + length);
+    }
+    // The longest blocks that fit: 2026-06-04 is 20,608 days (322 x 64) after 1970-01-01.
+    expect(blocksOf("2026-06-01", "2026-06-30")).toEqual([
+      { span: 1, day: "2026-06-01" },
+      { span: 1, day: "2026-06-02" },
+      { span: 1, day: "2026-06-03" },
+      { span: 16, day: "2026-06-04" },
+      { span: 4, day: "2026-06-20" },
+      { span: 4, day: "2026-06-24" },
+      { span: 1, day: "2026-06-28" },
+      { span: 1, day: "2026-06-29" },
+      { span: 1, day: "2026-06-30" },
+    ]);
+  });
+});
+
+describe("reports over the coarser rollups", () => {
+  /** The performance report's numbers for `fields` straight from daily_rollups, by day. */
+  async function fromDaily(groupBy: string[], from: string, to: string, where = "true", params: unknown[] = []) {
+    const rows = await t.testDb.db.query<Record<string, unknown>>(
+      `select ${[...groupBy.map((c) => `${c}::float8 as ${c}`), "sum(clicks)::float8 as clicks", "sum(unique_clicks)::float8 as uniq", "sum(ftd_count)::float8 as ftd", "round(sum(cpa_amount) + sum(revshare_amount) + sum(flatfee_amount), 4)::float8 as commission"].join(", ")}
+         from daily_rollups
+        where tenant_id = $1 and day between $2::date and $3::date and ${where}
+        ${groupBy.length ? `group by ${groupBy.join(", ")}` : ""}`,
+      [who.tenantId, from, to, ...params],
+    );
+    return rows.map((r) => JSON.stringify(r)).sort();
+  }
+
+  const report = async (query: Record<string, string | number>) => {
+    const qs = new URLSearchParams(Object.entries(query).map(([k, v]) => [k, String(v)]));
+    const res = await t.call({
+      method: "GET",
+      url: `/api/v1/reports/events/performance?${qs}`,
+      headers: { authorization: who.apiKey },
+    });
+    expect(res.statusCode, res.body).toBe(200);
+    return res.json() as unknown as { data: Record<string, unknown>[]; pagination: { total: number } };
+  };
+
+  it("equal daily_rollups over random windows, by account and by account and source", async () => {
+    const rnd = prng(31);
+    for (let n = 0; n < 12; n++) {
+      const length = rnd.int(1, 95);
+      const end = rnd.int(0, 100 - length);
+      const [from, to] = [day(end + length - 1), day(end)];
+      const stats = "clicks,uniqueClicks,ftd,commission";
+      const byAccount = await report({
+        fields: "account",
+        stats,
+        conversionDateFrom: from,
+        conversionDateTo: to,
+        limit: 999,
+      });
+      expect(
+        byAccount.data
+          .map((r) =>
+            JSON.stringify({
+              account_id: r.accountId ?? 0,
+              clicks: r.clicks,
+              uniq: r.uniqueClicks,
+              ftd: r.firstTimeDeposit,
+              commission: r.commission,
+            }),
+          )
+          .sort(),
+      ).toEqual(await fromDaily(["account_id"], from, to));
+      const bySource = await report({
+        fields: "account,trafficSource",
+        stats,
+        conversionDateFrom: from,
+        conversionDateTo: to,
+        limit: 999,
+      });
+      expect(
+        bySource.data
+          .map((r) =>
+            JSON.stringify({
+              account_id: r.accountId ?? 0,
+              traffic_source_id: r.trafficSourceId ?? 0,
+              clicks: r.clicks,
+              uniq: r.uniqueClicks,
+              ftd: r.firstTimeDeposit,
+              commission: r.commission,
+            }),
+          )
+          .sort(),
+      ).toEqual(await fromDaily(["account_id", "traffic_source_id"], from, to));
+      const [total] = (await report({ stats, conversionDateFrom: from, conversionDateTo: to })).data;
+      const [expected] = await fromDaily([], from, to);
+      expect(
+        JSON.stringify({
+          clicks: total?.clicks,
+          uniq: total?.uniqueClicks,
+          ftd: total?.firstTimeDeposit,
+          commission: total?.commission,
+        }),
+      ).toBe(expected?.replace(/null/g, "0"));
+    }
+  });
+
+  it("pages a stat-sorted breakdown by account and source the same as one whole page", async () => {
+    const window = { conversionDateFrom: day(45), conversionDateTo: day(3) };
+    for (const sortBy of ["-clicks", "+clicks", "ftd", "+commission", "-account"]) {
+      const query = { fields: "account,trafficSource", stats: "clicks,ftd,commission", sortBy, ...window };
+      const whole = await report({ ...query, limit: 999 });
+      expect(whole.pagination.total).toBeGreaterThan(60);
+      const paged: Record<string, unknown>[] = [];
+      for (let offset = 0; offset < whole.pagination.total; offset += 7) {
+        const page = await report({ ...query, offset, limit: 7 });
+        expect(page.pagination.total).toBe(whole.pagination.total);
+        paged.push(...page.data);
+      }
+      expect(paged).toEqual(whole.data);
+    }
+  });
+});
