@@ -6,6 +6,7 @@ import { type Click, readConversion, recordConversions, writeClicks } from "../s
 import { COARSE_ROLLUPS, REPORT_MEASURES, ROLLUP_SPANS } from "../src/features/tracking/rollups.js";
 import type { Queryable } from "../src/platform/db/index.js";
 import { seedTenancy, startTestApp, type Tenancy, type TestApp } from "./helpers/app.js";
+import { clickThrough, seedCatalog } from "./helpers/catalog.js";
 import { prng } from "./helpers/workload.js";
 
 const NOW = new Date("2026-06-30T18:00:00.000Z");
@@ -408,5 +409,45 @@ describe("reports over the coarser rollups", () => {
       }
       expect(paged).toEqual(whole.data);
     }
+  });
+});
+
+describe("conversion type breakdown over the coarser rollups", () => {
+  it("keeps a type's row where a day has it, even when a week's amounts cancel out", async () => {
+    const who3 = await seedTenancy(t);
+    const cat = await seedCatalog(t, who3);
+    const clickId = await clickThrough(t, cat);
+    await t.ctx.tracking.clicks.flush();
+    // Monday 2026-06-22 +10, Tuesday -10; Thursday +5 and -5 the same day.
+    const share = (value: string, at: string, n: number) =>
+      readConversion(
+        { type: "RevShareCommission", value, currency: "EUR", clickId, externalId: `share-${n}`, occurredAt: at },
+        "",
+        NOW,
+      );
+    const items = [
+      share("10.00", "2026-06-22T10:00:00Z", 1),
+      share("-10.00", "2026-06-23T10:00:00Z", 2),
+      share("5.00", "2026-06-25T10:00:00Z", 3),
+      share("-5.00", "2026-06-25T11:00:00Z", 4),
+    ];
+    await t.testDb.db.transaction((tx) => recordConversions(tx, who3.tenantId, items, NOW));
+    const get = async (fields: string) => {
+      const res = await t.call({
+        method: "GET",
+        url: `/api/v1/reports/events/performance?fields=${fields}&stats=revShareCommission&conversionDateFrom=2026-06-22&conversionDateTo=2026-06-28&limit=999`,
+        headers: { authorization: who3.apiKey },
+      });
+      expect(res.statusCode, res.body).toBe(200);
+      return res.json().data as Record<string, unknown>[];
+    };
+    // (The click is on 2026-06-30, outside the window.)
+    expect(await get("week,conversionType")).toEqual([
+      { week: "2026-06-22", conversionType: "RevShareCommission", revShareCommission: 0 },
+    ]);
+    expect((await get("date,conversionType")).filter((r) => r.conversionType !== null)).toEqual([
+      { date: "2026-06-22", conversionType: "RevShareCommission", revShareCommission: 10 },
+      { date: "2026-06-23", conversionType: "RevShareCommission", revShareCommission: -10 },
+    ]);
   });
 });

@@ -139,25 +139,35 @@ const RAW_COLUMN: Record<string, string> = {
 };
 
 /**
- * For a breakdown by conversion type: the rollups summed by the other fields' columns first,
- * then split into one row per conversion type (and one for clicks), so the split touches a
- * row per group, not a row per rollup row.
+ * For a breakdown by conversion type: the rollups summed by the other fields' columns first (`r`),
+ * then by the other fields themselves (`c`), then split into one row per conversion type (and
+ * one for clicks), so the split touches a row per group, not a row per rollup row. The source's
+ * columns are the other fields' values (`f<i>`), the conversion type and the measures. A type's
+ * row is kept where it has a measure that is not zero in some group of `r`, as if split there.
  */
 function byTypeSource(fields: FieldDef[], table: string, where: string): string {
   const raw = [...new Set(fields.flatMap((f) => (RAW_COLUMN[f.name] ? [RAW_COLUMN[f.name] as string] : [])))];
-  const row = (type: string | null, values: Partial<Record<(typeof MEASURES)[number], string>>) =>
-    `(${type === null ? "null::text" : `'${type}'`}, ${MEASURES.map((m) => values[m] ?? "0").join(", ")})`;
-  const rows = [
-    row(null, { clicks: "b.clicks", unique_clicks: "b.unique_clicks" }),
-    ...Object.entries(TYPE_MEASURES).map(([type, values]) => row(type, values)),
+  const others = fields.flatMap((f, i) => (f.name === "conversionType" ? [] : [{ f, i }]));
+  const types: [string | null, Partial<Record<(typeof MEASURES)[number], string>>][] = [
+    [null, { clicks: "clicks", unique_clicks: "unique_clicks" }],
+    ...Object.entries(TYPE_MEASURES).map(([type, values]) => [type, values] as [string, typeof values]),
   ];
-  const sums = MEASURES.map((c) => `sum(m.${c}) as ${c}`);
-  return `(select ${[...raw.map((c) => `b.${c}`), "t.*"].join(", ")}
-    from (select ${[...raw.map((c) => `m.${c}`), ...sums].join(", ")}
-            from ${table} m where ${where}
-            ${raw.length > 0 ? `group by ${raw.map((c) => `m.${c}`).join(", ")}` : ""}) b
-    cross join lateral (values ${rows.join(", ")}) as t (conversion_type, ${MEASURES.join(", ")})
-    where ${MEASURES.map((m) => `t.${m} <> 0`).join(" or ")}) m`;
+  const row = ([type, values]: (typeof types)[number], n: number) =>
+    `(${type === null ? "null::text" : `'${type}'`}, c.keep${n}, ${MEASURES.map((m) => (values[m] ? `c.${m}` : "0")).join(", ")})`;
+  const keeps = types.map(
+    ([, values], n) =>
+      `coalesce(bool_or(${Object.keys(values)
+        .map((m) => `m.${m} <> 0`)
+        .join(" or ")}), false) as keep${n}`,
+  );
+  return `(select ${[...others.map(({ i }) => `c.f${i}`), "t.*"].join(", ")}
+    from (select ${[...others.map(({ f, i }) => `${f.group} as f${i}`), ...MEASURES.map((m) => `sum(m.${m}) as ${m}`), ...keeps].join(", ")}
+            from (select ${[...raw.map((c) => `m.${c}`), ...MEASURES.map((m) => `sum(m.${m}) as ${m}`)].join(", ")}
+                    from ${table} m where ${where}
+                    ${raw.length > 0 ? `group by ${raw.map((c) => `m.${c}`).join(", ")}` : ""}) m
+            ${others.length > 0 ? `group by ${others.map((_, n) => n + 1).join(", ")}` : ""}) c
+    cross join lateral (values ${types.map(row).join(", ")}) as t (conversion_type, keep, ${MEASURES.join(", ")})
+    where t.keep) m`;
 }
 
 function pick<T extends { name: string }>(
@@ -247,11 +257,12 @@ function groupedSql(
   source: string,
   where: string,
   [offset, limit]: [number, number],
+  group: (field: FieldDef, i: number) => string = (f) => f.group,
 ) {
   const joins = fields.flatMap((f, i) => (f.entity ? [`left join ${f.entity.table} e${i} on e${i}.id = g.f${i}`] : []));
   return `
     with g as (
-      select ${[...fields.map((f, i) => `${f.group} as f${i}`), statColumns(stats)].join(", ")}
+      select ${[...fields.map((f, i) => `${group(f, i)} as f${i}`), statColumns(stats)].join(", ")}
       from ${source}
       where ${where}
       ${groupBy(fields)}
@@ -378,6 +389,8 @@ export async function runPerformance(
           byType ? byTypeSource(fields, rollup.table, filter.sql) : `${rollup.table} m`,
           byType ? "true" : filter.sql,
           page,
+          // Split by type, the source has the other fields' values already.
+          byType ? (f, i) => (f.name === "conversionType" ? f.group : `m.f${i}`) : undefined,
         );
   const rows = await db.query<Record<string, unknown>>(sql, values);
   // Without fields the report is one total row, zeros included, even with no traffic. A page
