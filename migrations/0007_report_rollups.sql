@@ -73,7 +73,8 @@ create table account_source_rollups (
 );
 
 -- The existing sums. No event is written meanwhile, so the copy is exact when the writers start
--- keeping these tables.
+-- keeping these tables. Rows go in key order: a block's rows lie together, which a report over a
+-- big tenant reads several times faster than rows spread over the table.
 lock table daily_rollups in share mode;
 
 insert into brand_rollups (tenant_id, day, brand_id, program_id, traffic_source_id, country, clicks, unique_clicks,
@@ -82,7 +83,8 @@ select tenant_id, day, brand_id, program_id, traffic_source_id, country, sum(cli
   sum(signup_count), sum(ftd_count), sum(qualifier_count), sum(deposit_count), sum(deposit_amount), sum(cpa_amount),
   sum(revshare_amount), sum(flatfee_amount)
 from daily_rollups
-group by 1, 2, 3, 4, 5, 6;
+group by 1, 2, 3, 4, 5, 6
+order by 1, 2, 3, 4, 5, 6;
 
 insert into account_rollups (tenant_id, span, day, account_id, program_id, clicks, unique_clicks, signup_count,
   ftd_count, qualifier_count, deposit_count, deposit_amount, cpa_amount, revshare_amount, flatfee_amount)
@@ -90,7 +92,8 @@ select tenant_id, 1, day, account_id, program_id, sum(clicks), sum(unique_clicks
   sum(qualifier_count), sum(deposit_count), sum(deposit_amount), sum(cpa_amount), sum(revshare_amount),
   sum(flatfee_amount)
 from daily_rollups
-group by 1, 2, 3, 4, 5;
+group by 1, 2, 3, 4, 5
+order by 1, 2, 3, 4, 5;
 
 insert into account_source_rollups (tenant_id, span, day, account_id, traffic_source_id, program_id, clicks,
   unique_clicks, signup_count, ftd_count, qualifier_count, deposit_count, deposit_amount, cpa_amount, revshare_amount,
@@ -99,7 +102,8 @@ select tenant_id, 1, day, account_id, traffic_source_id, program_id, sum(clicks)
   sum(signup_count), sum(ftd_count), sum(qualifier_count), sum(deposit_count), sum(deposit_amount), sum(cpa_amount),
   sum(revshare_amount), sum(flatfee_amount)
 from daily_rollups
-group by 1, 2, 3, 4, 5, 6;
+group by 1, 2, 3, 4, 5, 6
+order by 1, 2, 3, 4, 5, 6;
 
 -- The longer spans from the days: a block of n days sums its days.
 insert into account_rollups (tenant_id, span, day, account_id, program_id, clicks, unique_clicks, signup_count,
@@ -110,7 +114,8 @@ select r.tenant_id, s.span, r.day - (((r.day - date '1970-01-01') % s.span) + s.
 from account_rollups r
 cross join (values (4), (16), (64)) as s (span)
 where r.span = 1
-group by 1, 2, 3, 4, 5;
+group by 1, 2, 3, 4, 5
+order by 1, 2, 3, 4, 5;
 
 insert into account_source_rollups (tenant_id, span, day, account_id, traffic_source_id, program_id, clicks,
   unique_clicks, signup_count, ftd_count, qualifier_count, deposit_count, deposit_amount, cpa_amount, revshare_amount,
@@ -122,6 +127,7 @@ select r.tenant_id, s.span, r.day - (((r.day - date '1970-01-01') % s.span) + s.
 from account_source_rollups r
 cross join (values (4), (16), (64)) as s (span)
 where r.span = 1
-group by 1, 2, 3, 4, 5, 6;
+group by 1, 2, 3, 4, 5, 6
+order by 1, 2, 3, 4, 5, 6;
 
 analyze brand_rollups, account_rollups, account_source_rollups;
