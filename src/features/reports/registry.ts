@@ -34,7 +34,7 @@ export const REPORTS: ReportDefinition[] = [
     title: "Performance report",
     description:
       "Clicks and conversions grouped by the requested fields over whole UTC days (clicks by click time, " +
-      "conversions by conversion time), read from the daily rollups. Unknown fields or stats are refused by name.",
+      "conversions by conversion time), read from the rollups. Unknown fields or stats are refused by name.",
     path: "/reports/events/performance",
     parameters: PERFORMANCE_PARAMS,
     fields: FIELDS.map(({ name, description }) => ({ name, description })),

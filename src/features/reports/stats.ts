@@ -108,7 +108,7 @@ export const STATS: StatDef[] = [
   },
 ];
 
-/** The measure columns of daily_rollups the stats read. */
+/** The measure columns of the rollups the stats read. */
 export const MEASURES = [
   "clicks",
   "unique_clicks",
