@@ -5,11 +5,14 @@
 -- it. They keep only the measures the reports read. A report reads the smallest one that has
 -- every column it needs (src/features/reports/sources.ts).
 --
--- The account rollups also hold blocks of days: `span` days (1, 4, 16 or 64) starting on `day`,
--- a multiple of `span` days after 1970-01-01. A window of days is read as the few aligned blocks
--- that tile it exactly (a 30-day window is 7 blocks on average), so a report over a month
--- touches a few rows per account, not 30. Each span costs the writers an upsert per account.
---
+-- The account rollups also hold blocks of days: `span` days (2, 4, 8, 16, 32 or 64) starting on
+-- `day`, a multiple of `span` days after 1970-01-01, besides the days (span 1). The writers keep
+-- only the days; the job rollup-blocks (src/features/reports/blocks.ts) writes each block, once
+-- its days are closed, as the sum of its days. A report reads a block only while it is current:
+-- it ends by its tenant's rollup_block_state.folded_through and none of its days is in
+-- rollup_block_dirty, where a writer marks, in the same statement, every day before today (UTC) it
+-- changes. Otherwise it reads the days, so a report is exact right after any write.
+
 -- All nodes must run the code that writes these tables once this migration has run: a node still
 -- on the previous version would update daily_rollups alone.
 
@@ -35,7 +38,7 @@ create table brand_rollups (
 
 create table account_rollups (
   tenant_id text not null references tenants (id) on delete cascade,
-  span smallint not null check (span in (1, 4, 16, 64)),
+  span smallint not null check (span in (1, 2, 4, 8, 16, 32, 64)),
   day date not null,
   account_id bigint not null,
   program_id bigint not null,
@@ -54,7 +57,7 @@ create table account_rollups (
 
 create table account_source_rollups (
   tenant_id text not null references tenants (id) on delete cascade,
-  span smallint not null check (span in (1, 4, 16, 64)),
+  span smallint not null check (span in (1, 2, 4, 8, 16, 32, 64)),
   day date not null,
   account_id bigint not null,
   traffic_source_id bigint not null,
@@ -72,8 +75,22 @@ create table account_source_rollups (
   primary key (tenant_id, span, day, account_id, traffic_source_id, program_id)
 );
 
--- The existing sums. No event is written meanwhile, so the copy is exact when the writers start
--- keeping these tables. Rows go in key order: a block's rows lie together, which a report over a
+-- The days through which a tenant's blocks are written (the job's last fold).
+create table rollup_block_state (
+  tenant_id text primary key references tenants (id) on delete cascade,
+  folded_through date not null
+);
+
+-- Days (before the writer's today) changed since the job last folded them: their blocks are not
+-- read until the job has written them again.
+create table rollup_block_dirty (
+  tenant_id text not null references tenants (id) on delete cascade,
+  day date not null,
+  primary key (tenant_id, day)
+);
+
+-- The existing sums, days only (the job writes the blocks). No event is written meanwhile, so the
+-- copy is exact when the writers start keeping these tables. Rows go in key order: a block's rows lie together, which a report over a
 -- big tenant reads several times faster than rows spread over the table.
 lock table daily_rollups in share mode;
 
@@ -102,31 +119,6 @@ select tenant_id, 1, day, account_id, traffic_source_id, program_id, sum(clicks)
   sum(signup_count), sum(ftd_count), sum(qualifier_count), sum(deposit_count), sum(deposit_amount), sum(cpa_amount),
   sum(revshare_amount), sum(flatfee_amount)
 from daily_rollups
-group by 1, 2, 3, 4, 5, 6
-order by 1, 2, 3, 4, 5, 6;
-
--- The longer spans from the days: a block of n days sums its days.
-insert into account_rollups (tenant_id, span, day, account_id, program_id, clicks, unique_clicks, signup_count,
-  ftd_count, qualifier_count, deposit_count, deposit_amount, cpa_amount, revshare_amount, flatfee_amount)
-select r.tenant_id, s.span, r.day - (((r.day - date '1970-01-01') % s.span) + s.span) % s.span, r.account_id,
-  r.program_id, sum(r.clicks), sum(r.unique_clicks), sum(r.signup_count), sum(r.ftd_count), sum(r.qualifier_count),
-  sum(r.deposit_count), sum(r.deposit_amount), sum(r.cpa_amount), sum(r.revshare_amount), sum(r.flatfee_amount)
-from account_rollups r
-cross join (values (4), (16), (64)) as s (span)
-where r.span = 1
-group by 1, 2, 3, 4, 5
-order by 1, 2, 3, 4, 5;
-
-insert into account_source_rollups (tenant_id, span, day, account_id, traffic_source_id, program_id, clicks,
-  unique_clicks, signup_count, ftd_count, qualifier_count, deposit_count, deposit_amount, cpa_amount, revshare_amount,
-  flatfee_amount)
-select r.tenant_id, s.span, r.day - (((r.day - date '1970-01-01') % s.span) + s.span) % s.span, r.account_id,
-  r.traffic_source_id, r.program_id, sum(r.clicks), sum(r.unique_clicks), sum(r.signup_count), sum(r.ftd_count),
-  sum(r.qualifier_count), sum(r.deposit_count), sum(r.deposit_amount), sum(r.cpa_amount), sum(r.revshare_amount),
-  sum(r.flatfee_amount)
-from account_source_rollups r
-cross join (values (4), (16), (64)) as s (span)
-where r.span = 1
 group by 1, 2, 3, 4, 5, 6
 order by 1, 2, 3, 4, 5, 6;
 

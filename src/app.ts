@@ -34,7 +34,7 @@ import {
   webhookFanOut,
   webhookSettingsRoutes,
 } from "./features/outgoing-webhooks/index.js";
-import { reportRoutes } from "./features/reports/index.js";
+import { reportRoutes, rollupBlocksJob } from "./features/reports/index.js";
 import { settingsRoutes, userRoutes } from "./features/tenants/index.js";
 import type { ClickBufferOptions } from "./features/tracking/index.js";
 import {
@@ -107,6 +107,7 @@ export async function buildApp(options: AppOptions): Promise<{ app: FastifyInsta
   jobs.register(retentionJob(db, [...PLATFORM_RETENTION, ...TRACKING_RETENTION, ...NOTIFICATION_RETENTION]));
   jobs.register(apiTokenExpiryJob(db));
   jobs.register(usagePurgeJob(db));
+  jobs.register(rollupBlocksJob(db));
   const ctx: AppContext = {
     config,
     db,

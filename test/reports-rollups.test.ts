@@ -1,5 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { generateTraffic } from "../src/features/demo/traffic.js";
+import { foldRollupBlocks } from "../src/features/reports/blocks.js";
 import { findReport } from "../src/features/reports/index.js";
 import { blocksOf, chooseRollup, ROLLUP_SOURCES } from "../src/features/reports/sources.js";
 import { type Click, readConversion, recordConversions, writeClicks } from "../src/features/tracking/index.js";
@@ -184,7 +185,10 @@ describe("coarser rollups", () => {
   });
 
   for (const rollup of COARSE_ROLLUPS) {
-    it(`${rollup.table} equals daily_rollups summed to its keys${rollup.spanned ? ", for every span" : ""}`, async () => {
+    it(`${rollup.table} equals daily_rollups summed to its keys${rollup.spanned ? ", for every span once folded" : ""}`, async () => {
+      // The blocks are written by the job, through the day before NOW.
+      const fold = await foldRollupBlocks(t.testDb.db, NOW);
+      expect(fold.foldedThrough).toBe(day(1));
       for (const tenant of [who, other]) {
         const keys = ["tenant_id", ...(rollup.spanned ? ["span"] : []), "day", ...rollup.keys];
         const select = keys.map((k) => `${k}::text as ${k}`).join(", ");
@@ -203,8 +207,9 @@ describe("coarser rollups", () => {
              from (select ${columns.join(", ")}
                      from daily_rollups r${rollup.spanned ? " cross join unnest($2::int[]) as s (span)" : ""}
                     where r.tenant_id = $1) x
-            group by ${keys.join(", ")}`,
-          rollup.spanned ? [tenant.tenantId, [...ROLLUP_SPANS]] : [tenant.tenantId],
+            group by ${keys.join(", ")}
+            ${rollup.spanned ? "having x.span = 1 or x.day + (x.span - 1) <= $3::date" : ""}`,
+          rollup.spanned ? [tenant.tenantId, [...ROLLUP_SPANS], day(1)] : [tenant.tenantId],
           keys,
         );
         expect(Object.keys(actual).length).toBeGreaterThan(10);
@@ -298,13 +303,10 @@ describe("blocks of days", () => {
     // The longest blocks that fit: 2026-06-04 is 20,608 days (322 x 64) after 1970-01-01.
     expect(blocksOf("2026-06-01", "2026-06-30")).toEqual([
       { span: 1, day: "2026-06-01" },
-      { span: 1, day: "2026-06-02" },
-      { span: 1, day: "2026-06-03" },
+      { span: 2, day: "2026-06-02" },
       { span: 16, day: "2026-06-04" },
-      { span: 4, day: "2026-06-20" },
-      { span: 4, day: "2026-06-24" },
-      { span: 1, day: "2026-06-28" },
-      { span: 1, day: "2026-06-29" },
+      { span: 8, day: "2026-06-20" },
+      { span: 2, day: "2026-06-28" },
       { span: 1, day: "2026-06-30" },
     ]);
   });
@@ -449,5 +451,146 @@ describe("conversion type breakdown over the coarser rollups", () => {
       { date: "2026-06-22", conversionType: "RevShareCommission", revShareCommission: 10 },
       { date: "2026-06-23", conversionType: "RevShareCommission", revShareCommission: -10 },
     ]);
+  });
+});
+
+describe("blocks of days written by the job rollup-blocks", () => {
+  /** Every block row of `tenantId` equals the sum of its days, in both spanned rollups. */
+  async function expectBlocksEqualDays(tenantId: string, through: string) {
+    for (const rollup of COARSE_ROLLUPS.filter((r) => r.spanned)) {
+      const keys = ["span", "day", ...rollup.keys];
+      const select = keys.map((k) => `${k}::text as ${k}`).join(", ");
+      const actual = await rowsOf(
+        `select ${select}, ${measuresText(false)} from ${rollup.table} where tenant_id = $1 and span > 1`,
+        [tenantId],
+        keys,
+      );
+      const expected = await rowsOf(
+        `select ${select}, ${measuresText(true)}
+           from (select s.span, r.day - ((((r.day - date '1970-01-01') % s.span) + s.span) % s.span) as day,
+                   ${[...rollup.keys, ...REPORT_MEASURES].map((c) => `r.${c}`).join(", ")}
+                   from ${rollup.table} r cross join unnest($2::int[]) as s (span)
+                  where r.tenant_id = $1 and r.span = 1) x
+          group by ${keys.join(", ")}
+         having x.day + (x.span - 1) <= $3::date`,
+        [tenantId, ROLLUP_SPANS.filter((s) => s > 1), through],
+        keys,
+      );
+      expect(Object.keys(actual).length).toBeGreaterThan(10);
+      expect(actual).toEqual(expected);
+    }
+  }
+
+  /** A 30-to-60-day account x source report of `tenant`, and the same sums from daily_rollups. */
+  async function reportAndModel(tenant: Tenancy, from: string, to: string) {
+    const res = await t.call({
+      method: "GET",
+      url: `/api/v1/reports/events/performance?fields=account,trafficSource&stats=clicks,ftd,commission&conversionDateFrom=${from}&conversionDateTo=${to}&limit=999`,
+      headers: { authorization: tenant.apiKey },
+    });
+    expect(res.statusCode, res.body).toBe(200);
+    const got = (res.json().data as Record<string, unknown>[])
+      .map((r) =>
+        JSON.stringify([r.accountId ?? 0, r.trafficSourceId ?? 0, r.clicks, r.firstTimeDeposit, r.commission]),
+      )
+      .sort();
+    const model = await t.testDb.db.query<Record<string, number>>(
+      `select account_id::float8 as a, traffic_source_id::float8 as s, sum(clicks)::float8 as c,
+              sum(ftd_count)::float8 as f, round(sum(cpa_amount) + sum(revshare_amount) + sum(flatfee_amount), 4)::float8 as m
+         from daily_rollups where tenant_id = $1 and day between $2::date and $3::date group by 1, 2`,
+      [tenant.tenantId, from, to],
+    );
+    return { got, want: model.map((r) => JSON.stringify([r.a, r.s, r.c, r.f, r.m])).sort() };
+  }
+
+  const expectExact = async (tenant: Tenancy) => {
+    for (const [from, to] of [
+      [day(59), day(0)],
+      [day(33), day(4)],
+      [day(40), day(1)],
+    ] as const) {
+      const { got, want } = await reportAndModel(tenant, from, to);
+      expect(got.length).toBeGreaterThan(5);
+      expect(got).toEqual(want);
+    }
+  };
+
+  it("keep reports exact before and after the job and after a late conversion; the job is idempotent", async () => {
+    const db = t.testDb.db;
+    const fresh = await seedTenancy(t);
+    await generateTraffic(db, fresh.tenantId, {
+      days: 70,
+      clicks: 1500,
+      now: NOW,
+      seed: 9,
+      accounts: 8,
+      batchSize: 300,
+    });
+    // Before the job: no block of this tenant, the reports read days.
+    const [none] = await db.query<{ n: number }>(
+      "select count(*)::int as n from account_source_rollups where tenant_id = $1 and span > 1",
+      [fresh.tenantId],
+    );
+    expect(none?.n).toBe(0);
+    await expectExact(fresh);
+
+    const first = await foldRollupBlocks(db, NOW);
+    expect(first.foldedThrough).toBe(day(1));
+    expect(first.blocks).toBeGreaterThan(10);
+    await expectBlocksEqualDays(fresh.tenantId, day(1));
+    await expectExact(fresh);
+
+    // Idempotent: a second run changes no block.
+    const snapshot = async () =>
+      db.query(
+        `select span, day::text, account_id, traffic_source_id, program_id, clicks::text, cpa_amount::text
+           from account_source_rollups where tenant_id = $1 and span > 1 order by 1, 2, 3, 4, 5`,
+        [fresh.tenantId],
+      );
+    const before = await snapshot();
+    const again = await foldRollupBlocks(db, NOW);
+    expect(again.foldedThrough).toBe(day(1));
+    expect(await snapshot()).toEqual(before);
+    await expectBlocksEqualDays(fresh.tenantId, day(1));
+
+    // A late conversion into a folded day: the report is exact at once (the block's days are read).
+    const [click] = await db.query<{ id: string }>(
+      "select id from clicks where tenant_id = $1 and at < $2 order by at desc limit 1",
+      [fresh.tenantId, new Date(`${day(10)}T00:00:00Z`)],
+    );
+    const late = readConversion(
+      {
+        type: "CpaCommission",
+        value: "123.45",
+        currency: "EUR",
+        clickId: click?.id,
+        externalId: "late-1",
+        occurredAt: `${day(12)}T12:00:00Z`,
+      },
+      "",
+      NOW,
+    );
+    await db.transaction((tx) => recordConversions(tx, fresh.tenantId, [late], NOW));
+    const [mark] = await db.query<{ n: number }>(
+      "select count(*)::int as n from rollup_block_dirty where tenant_id = $1 and day = $2::date",
+      [fresh.tenantId, day(12)],
+    );
+    expect(mark?.n).toBe(1);
+    await expectExact(fresh);
+
+    // The job writes the blocks of that day again; reports still exact, then idempotent again.
+    const third = await foldRollupBlocks(db, NOW);
+    expect(third.changedDays).toBeGreaterThanOrEqual(1);
+    await expectBlocksEqualDays(fresh.tenantId, day(1));
+    await expectExact(fresh);
+    const after = await snapshot();
+    expect(after).not.toEqual(before);
+    await foldRollupBlocks(db, NOW);
+    expect(await snapshot()).toEqual(after);
+  });
+
+  it("is registered as a job, hourly at minute 5", async () => {
+    const job = t.ctx.jobs.find("rollup-blocks");
+    expect(job?.cron).toBe("5 * * * *");
   });
 });

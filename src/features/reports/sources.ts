@@ -53,7 +53,10 @@ export function blocksOf(fromDay: string, toDay: string): { span: number; day: s
 /**
  * Adds to `filter` the condition selecting the rows of `m`, a `source`, that fall in the days
  * from..to: single days (span 1) when `byDay` (the report groups by date, week or month) or the
- * source has only days, else the blocks that tile the window.
+ * source has only days, else the blocks that tile the window. A block is read only while it is
+ * current (it ends by the tenant's rollup_block_state.folded_through and none of its days is
+ * marked in rollup_block_dirty), else its days are: the report is exact before the job
+ * rollup-blocks has written the block. `filter`'s first parameter ($1) is the tenant.
  */
 export function addWindow(
   filter: Conditions,
@@ -72,5 +75,21 @@ export function addWindow(
     blocks.map((b) => b.day),
   );
   const n = filter.params.length;
-  filter.when(true, `(m.span, m.day) in (select * from unnest($${n - 1}::int2[], $${n}::date[]))`);
+  filter.when(
+    true,
+    `(m.span, m.day) in (
+      select case when o.current then b.span else 1 end::int2, g.day::date
+        from unnest($${n - 1}::int2[], $${n}::date[]) as b (span, day)
+        cross join lateral (
+          select b.span > 1
+             and b.day + (b.span - 1) <= coalesce(
+               (select s.folded_through from rollup_block_state s where s.tenant_id = $1), date '-infinity')
+             and not exists (
+               select 1 from rollup_block_dirty x
+                where x.tenant_id = $1 and x.day between b.day and b.day + (b.span - 1)) as current
+        ) o
+        cross join lateral generate_series(
+          b.day::timestamp, (b.day + case when o.current then 0 else b.span - 1 end)::timestamp, interval '1 day'
+        ) as g (day))`,
+  );
 }

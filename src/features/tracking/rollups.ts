@@ -52,11 +52,12 @@ const ARRAY_TYPES = [
 ];
 
 /**
- * Block lengths of the spanned rollups, in days; a block starts a multiple of its span after
- * 1970-01-01. Each span costs an upsert per account (and account x source) a batch touches; with
- * these four a 30-day window is read as 7 blocks on average (12 at most), a 90-day one as 9.
+ * Lengths of the blocks of the spanned rollups, in days (1: a day); a block starts a multiple of
+ * its span after 1970-01-01. The writers write days only; the job rollup-blocks writes the longer
+ * blocks of closed days (src/features/reports/blocks.ts). A 30-day window is read as about 6
+ * blocks, a 90-day one as about 8.
  */
-export const ROLLUP_SPANS = [1, 4, 16, 64] as const;
+export const ROLLUP_SPANS = [1, 2, 4, 8, 16, 32, 64] as const;
 
 /** The measure columns the reports read: the coarser rollups keep only these. */
 export const REPORT_MEASURES = [
@@ -77,7 +78,7 @@ export interface CoarseRollup {
   table: string;
   /** Its dimensions after tenant_id and the day (span and day when spanned), in key order. */
   keys: readonly string[];
-  /** Holds blocks of ROLLUP_SPANS days as well as single days (span 1). */
+  /** Holds blocks of ROLLUP_SPANS days (written by the job) as well as single days (span 1). */
   spanned: boolean;
 }
 
@@ -88,32 +89,32 @@ export const COARSE_ROLLUPS: readonly CoarseRollup[] = [
   { table: "account_source_rollups", keys: ["account_id", "traffic_source_id", "program_id"], spanned: true },
 ];
 
-/** The first day of the `span`-day block holding `day` (SQL over a date and an int). */
-export const blockStartSql = (day: string, span: string): string =>
-  `${day} - ((((${day} - date '1970-01-01') % ${span}) + ${span}) % ${span})`;
-
 /**
  * CTEs (`coarse_1`, `coarse_2`, ...) adding the rows of `source`, which has daily_rollups' key
- * columns and `measures`, to every coarse rollup. Like daily_rollups, each table's rows are
- * grouped and written in key order, and the tables one after the other (each CTE starts once
- * the one before it, the first after `after`, has finished): every writer locks rows in the same
- * order, so two writers cannot deadlock. A source row whose measures are all zero still makes
- * its row, so a coarse rollup has a row wherever daily_rollups has one.
+ * columns and `measures`, to every coarse rollup (to its days, span 1, when spanned), then
+ * marking in rollup_block_dirty every day before today (UTC) they change, whose blocks the
+ * reports then stop reading until the job rollup-blocks has written them again. Like
+ * daily_rollups, each table's rows are grouped and written in key order, and the tables one
+ * after the other (each CTE starts once the one before it, the first after `after`, has
+ * finished): every writer locks rows in the same order, so two writers cannot deadlock. A mark
+ * is an upsert that locks its row, so the job, which deletes the marks before reading the days,
+ * waits for a writer that marked a day and then sees its rows. A source row whose measures are
+ * all zero still makes its row, so a coarse rollup has a row wherever daily_rollups has one.
  */
 export function coarseRollupCtes(source: string, measures: readonly string[], after: string): string {
   const kept = REPORT_MEASURES.filter((m) => measures.includes(m));
   let previous = after;
-  return COARSE_ROLLUPS.map((rollup, i) => {
+  const ctes = COARSE_ROLLUPS.map((rollup, i) => {
     const keys = rollup.spanned ? ["tenant_id", "span", "day", ...rollup.keys] : ["tenant_id", "day", ...rollup.keys];
     const values = rollup.spanned
-      ? ["r.tenant_id", "s.span", blockStartSql("r.day", "s.span"), ...rollup.keys.map((k) => `r.${k}`)]
+      ? ["r.tenant_id", "1", "r.day", ...rollup.keys.map((k) => `r.${k}`)]
       : ["r.tenant_id", "r.day", ...rollup.keys.map((k) => `r.${k}`)];
     const positions = keys.map((_, n) => n + 1).join(", ");
     const name = `coarse_${i + 1}`;
     const sql = `${name} as (
   insert into ${rollup.table} as t (${[...keys, ...kept].join(", ")})
   select ${[...values, ...kept.map((m) => `sum(r.${m})`)].join(", ")}
-  from ${source} r${rollup.spanned ? ` cross join unnest('{${ROLLUP_SPANS.join(",")}}'::int[]) as s (span)` : ""}
+  from ${source} r
   where (select count(*) from ${previous}) >= 0
   group by ${positions}
   order by ${positions}
@@ -123,11 +124,21 @@ export function coarseRollupCtes(source: string, measures: readonly string[], af
 )`;
     previous = name;
     return sql;
-  }).join(",\n");
+  });
+  ctes.push(`${LAST_COARSE_CTE} as (
+  insert into rollup_block_dirty as t (tenant_id, day)
+  select distinct r.tenant_id, r.day
+  from ${source} r
+  where r.day < (now() at time zone 'UTC')::date and (select count(*) from ${previous}) >= 0
+  order by 1, 2
+  on conflict (tenant_id, day) do update set day = excluded.day
+  returning 1
+)`);
+  return ctes.join(",\n");
 }
 
 /** The last CTE of coarseRollupCtes: reading it runs the whole chain. */
-export const LAST_COARSE_CTE = `coarse_${COARSE_ROLLUPS.length}`;
+export const LAST_COARSE_CTE = "coarse_late";
 
 // One statement for the whole batch: rows are merged into their day's totals, never replaced;
 // daily_rollups first, then the coarser rollups, each in key order.

@@ -1,0 +1,127 @@
+import type { Db, Queryable } from "../../platform/db/index.js";
+import type { Job } from "../../platform/jobs.js";
+import { COARSE_ROLLUPS, REPORT_MEASURES, ROLLUP_SPANS } from "../tracking/rollups.js";
+
+const DAY_MS = 86_400_000;
+const BLOCK_SPANS = ROLLUP_SPANS.filter((s) => s > 1);
+const SPANNED = COARSE_ROLLUPS.filter((r) => r.spanned);
+
+const dayNumber = (day: string): number => Date.parse(`${day}T00:00:00Z`) / DAY_MS;
+const dayString = (n: number): string => new Date(n * DAY_MS).toISOString().slice(0, 10);
+const alignDown = (n: number, span: number): number => n - (((n % span) + span) % span);
+
+/**
+ * The blocks (of every span above 1) to write for a tenant: those ending in from..through (the
+ * days closed since the last fold) and those ending by `through` that hold a changed day.
+ */
+export function blocksToFold(
+  from: number,
+  through: number,
+  changed: readonly number[],
+): { span: number; day: string }[] {
+  const blocks = new Map<string, { span: number; day: string }>();
+  const add = (span: number, start: number) => {
+    if (start + span - 1 > through) return;
+    const day = dayString(start);
+    blocks.set(`${span}|${day}`, { span, day });
+  };
+  for (const span of BLOCK_SPANS) {
+    for (let start = alignDown(from, span); start + span - 1 <= through; start += span) {
+      if (start + span - 1 >= from) add(span, start);
+    }
+    for (const day of changed) add(span, alignDown(day, span));
+  }
+  return [...blocks.values()];
+}
+
+/** Rewrites `blocks` of a tenant in every spanned rollup as the sums of their days. */
+async function writeBlocks(tx: Queryable, tenantId: string, blocks: { span: number; day: string }[]) {
+  const spans = blocks.map((b) => b.span);
+  const days = blocks.map((b) => b.day);
+  for (const rollup of SPANNED) {
+    await tx.query(
+      `delete from ${rollup.table}
+        where tenant_id = $1 and span > 1 and (span, day) in (select * from unnest($2::int2[], $3::date[]))`,
+      [tenantId, spans, days],
+    );
+    const keys = ["tenant_id", "span", "day", ...rollup.keys];
+    const positions = keys.map((_, n) => n + 1).join(", ");
+    await tx.query(
+      `insert into ${rollup.table} (${[...keys, ...REPORT_MEASURES].join(", ")})
+       select r.tenant_id, b.span, b.day, ${rollup.keys.map((k) => `r.${k}`).join(", ")},
+         ${REPORT_MEASURES.map((m) => `sum(r.${m})`).join(", ")}
+         from unnest($2::int2[], $3::date[]) as b (span, day)
+         join ${rollup.table} r
+           on r.tenant_id = $1 and r.span = 1 and r.day between b.day and b.day + (b.span - 1)
+        group by ${positions}
+        order by ${positions}`,
+      [tenantId, spans, days],
+    );
+  }
+}
+
+/**
+ * Writes the blocks of days (spans 2 to 64) of the account rollups, each the sum of its days:
+ * the blocks of the days closed since the last run (through the day before `now`, an hour
+ * after midnight UTC at the earliest, and never past the database's own yesterday) and again
+ * the blocks of the days a writer changed since (rollup_block_dirty). The marks are deleted
+ * before the days are read, in the same transaction: a writer still marking a day holds its
+ * mark, so the delete waits for it and the next statement sees its rows; a mark made after the
+ * delete stays for the next run. Idempotent: each block is rewritten from its days.
+ */
+export async function foldRollupBlocks(db: Db, now: Date) {
+  return db.transaction(async (tx) => {
+    // One run at a time; writers and readers never lock this table.
+    await tx.query("lock table rollup_block_state in exclusive mode");
+    const [target] = await tx.query<{ through: string }>(
+      `select (least((($1::timestamptz - interval '1 hour') at time zone 'UTC')::date,
+                    ((now() - interval '1 hour') at time zone 'UTC')::date) - 1)::text as through`,
+      [now],
+    );
+    const through = String(target?.through);
+    const marks = await tx.query<{ tenant_id: string; day: string }>(
+      `delete from rollup_block_dirty
+        where (tenant_id, day) in (
+          select tenant_id, day from rollup_block_dirty where day <= $1::date order by 1, 2 for update)
+        returning tenant_id, day::text as day`,
+      [through],
+    );
+    const changed = new Map<string, number[]>();
+    for (const m of marks) changed.set(m.tenant_id, [...(changed.get(m.tenant_id) ?? []), dayNumber(m.day)]);
+    const tenants = await tx.query<{ id: string; folded: string | null; first: string | null }>(
+      `select t.id, s.folded_through::text as folded,
+         (select min(r.day) from account_rollups r where r.tenant_id = t.id and r.span = 1)::text as first
+         from tenants t left join rollup_block_state s on s.tenant_id = t.id
+        order by t.id`,
+    );
+    const last = dayNumber(through);
+    let written = 0;
+    for (const tenant of tenants) {
+      const from =
+        tenant.folded !== null
+          ? dayNumber(tenant.folded) + 1
+          : tenant.first !== null
+            ? dayNumber(tenant.first)
+            : last + 1;
+      const blocks = blocksToFold(from, last, changed.get(tenant.id) ?? []);
+      if (blocks.length > 0) await writeBlocks(tx, tenant.id, blocks);
+      written += blocks.length;
+    }
+    await tx.query(
+      `insert into rollup_block_state (tenant_id, folded_through) select id, $1::date from tenants
+       on conflict (tenant_id) do update set folded_through = greatest(rollup_block_state.folded_through, excluded.folded_through)`,
+      [through],
+    );
+    return { foldedThrough: through, tenants: tenants.length, changedDays: marks.length, blocks: written };
+  });
+}
+
+/** Hourly at minute 5: the blocks of the account rollups (foldRollupBlocks). */
+export function rollupBlocksJob(db: Db): Job {
+  return {
+    name: "rollup-blocks",
+    description: "Writes the blocks of days of the account rollups from their days",
+    cron: "5 * * * *",
+    run: (now) => foldRollupBlocks(db, now),
+  };
+}
