@@ -11,7 +11,7 @@
 -- its days are closed, as the sum of its days. A report reads a block only while it is current:
 -- it ends by its tenant's rollup_block_state.folded_through and none of its days is in
 -- rollup_block_dirty, where a writer marks, in the same statement, every day before today (UTC) it
--- changes. Otherwise it reads the days, so a report is exact right after any write.
+-- changes. Otherwise it reads shorter blocks or days, so a report is exact right after any write.
 
 -- All nodes must run the code that writes these tables once this migration has run: a node still
 -- on the previous version would update daily_rollups alone.

@@ -309,6 +309,25 @@ describe("blocks of days", () => {
       { span: 2, day: "2026-06-28" },
       { span: 1, day: "2026-06-30" },
     ]);
+    // Only current blocks: written through 06-25, 06-10 changed since; shorter blocks instead.
+    const dayNumber = (d: string) => Date.parse(`${d}T00:00:00Z`) / DAY_MS;
+    const state = { foldedThrough: dayNumber("2026-06-25"), dirty: [dayNumber("2026-06-10")] };
+    expect(blocksOf("2026-06-01", "2026-06-30", state).map((b) => `${b.span}@${b.day.slice(5)}`)).toEqual([
+      "1@06-01",
+      "2@06-02",
+      "4@06-04",
+      "2@06-08",
+      "1@06-10",
+      "1@06-11",
+      "8@06-12",
+      "4@06-20",
+      "2@06-24",
+      "1@06-26",
+      "1@06-27",
+      "1@06-28",
+      "1@06-29",
+      "1@06-30",
+    ]);
   });
 });
 

@@ -4,7 +4,7 @@ import { containsPattern } from "../../platform/db/search.js";
 import { ApiError } from "../../platform/http/errors.js";
 import { catalogItemOf } from "../catalog/index.js";
 import { dateWindow, dayRange, last30Days, type ParamDef, parseParams, readSort } from "./params.js";
-import { addWindow, chooseRollup } from "./sources.js";
+import { addWindow, chooseRollup, NO_BLOCKS, readBlockState } from "./sources.js";
 import { findStat, STATS, type StatDef, statColumns } from "./stats.js";
 
 /** Accounts (or brand links) of the tenant, each with its metrics over one or two windows. */
@@ -144,11 +144,12 @@ export async function runComposite(
   const where = filter.sql;
   const filtered = values.length;
   const rollup = chooseRollup([kind.rollupKey]);
+  const blockState = rollup.spanned ? await readBlockState(db, tenantId) : NO_BLOCKS;
   const key = `m.${kind.rollupKey}`;
   /** `from ... where ...` over the rollup rows of a window, its parameters added to `values`. */
   const windowSql = (window: { from: Date; to: Date }, pageOnly: boolean) => {
     const conditions = new Conditions("m.tenant_id = $1", ...values);
-    addWindow(conditions, rollup, dayRange(window), false);
+    addWindow(conditions, rollup, dayRange(window), false, blockState);
     values.push(...conditions.params.slice(values.length));
     if (pageOnly) conditions.when(true, `${key} = any(array(select page.id from page))`);
     return `from ${rollup.table} m where ${conditions.sql}`;

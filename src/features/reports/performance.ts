@@ -3,7 +3,7 @@ import { Conditions } from "../../platform/db/paging.js";
 import { ApiError } from "../../platform/http/errors.js";
 import type { CONVERSION_TYPES } from "../tracking/index.js";
 import { dateWindow, dayRange, last30Days, type ParamDef, type ParamValue, parseParams, readSort } from "./params.js";
-import { addWindow, chooseRollup } from "./sources.js";
+import { addWindow, chooseRollup, NO_BLOCKS, readBlockState } from "./sources.js";
 import { findStat, MEASURES, STATS, type StatDef, statColumns } from "./stats.js";
 
 /** A breakdown of the performance report. Entity fields show the name and add `<field>Id` in json. */
@@ -367,12 +367,9 @@ export async function runPerformance(
   for (const [param, column] of Object.entries(FILTER_COLUMNS)) if (params[param] !== undefined) columns.add(column);
   const rollup = chooseRollup(columns);
   const filter = new Conditions("m.tenant_id = $1", tenantId);
-  addWindow(
-    filter,
-    rollup,
-    [fromDay, toDay],
-    fields.some((f) => TIME_FIELDS.has(f.name)),
-  );
+  const byDay = fields.some((f) => TIME_FIELDS.has(f.name));
+  const blockState = rollup.spanned && !byDay ? await readBlockState(db, tenantId) : NO_BLOCKS;
+  addWindow(filter, rollup, [fromDay, toDay], byDay, blockState);
   for (const [param, column] of Object.entries(FILTER_COLUMNS)) filter.add(`m.${column} = $`, params[param]);
   const values = filter.params;
   values.push(offset, limit);

@@ -1,3 +1,4 @@
+import type { Queryable } from "../../platform/db/index.js";
 import type { Conditions } from "../../platform/db/paging.js";
 import { COARSE_ROLLUPS, ROLLUP_SPANS } from "../tracking/rollups.js";
 
@@ -35,15 +36,50 @@ const DAY_MS = 86_400_000;
 const LONGEST_FIRST = [...ROLLUP_SPANS].sort((a, b) => b - a);
 
 /**
- * The blocks that tile the days from..to (YYYY-MM-DD, inclusive) exactly, in order: from each
- * day on, the longest block that starts there (a multiple of its span after 1970-01-01) and
- * ends by `to`. A 30-day window is 7 blocks on average, 12 at most.
+ * Which blocks of a tenant the job rollup-blocks has written and are current: those ending by
+ * `foldedThrough` (a day number) with none of their days in `dirty` (days changed since).
  */
-export function blocksOf(fromDay: string, toDay: string): { span: number; day: string }[] {
+export interface BlockState {
+  foldedThrough: number;
+  dirty: readonly number[];
+}
+
+/** No block is current: every window is read as days. */
+export const NO_BLOCKS: BlockState = { foldedThrough: Number.NEGATIVE_INFINITY, dirty: [] };
+
+/** The tenant's BlockState (one small read; the marks of a tenant are few between two runs). */
+export async function readBlockState(db: Queryable, tenantId: string): Promise<BlockState> {
+  const [row] = await db.query<{ folded: string | null; dirty: string[] }>(
+    `select (select folded_through::text from rollup_block_state where tenant_id = $1) as folded,
+            array(select day::text from rollup_block_dirty where tenant_id = $1 order by 1) as dirty`,
+    [tenantId],
+  );
+  if (!row || row.folded === null) return NO_BLOCKS;
+  const dayOf = (d: string) => Date.parse(`${d}T00:00:00Z`) / DAY_MS;
+  return { foldedThrough: dayOf(row.folded), dirty: row.dirty.map(dayOf) };
+}
+
+const isCurrent = (state: BlockState, span: number, start: number): boolean =>
+  start + span - 1 <= state.foldedThrough && !state.dirty.some((d) => d >= start && d < start + span);
+
+/**
+ * The blocks that tile the days from..to (YYYY-MM-DD, inclusive) exactly, in order: from each
+ * day on, the longest block that starts there (a multiple of its span after 1970-01-01), ends by
+ * `to` and is current in `state` (a day always is). With every block current a 30-day window is
+ * about 6 blocks.
+ */
+export function blocksOf(
+  fromDay: string,
+  toDay: string,
+  state: BlockState = { foldedThrough: Number.POSITIVE_INFINITY, dirty: [] },
+): { span: number; day: string }[] {
   const to = Date.parse(`${toDay}T00:00:00Z`) / DAY_MS;
   const blocks: { span: number; day: string }[] = [];
   for (let day = Date.parse(`${fromDay}T00:00:00Z`) / DAY_MS; day <= to; ) {
-    const span = LONGEST_FIRST.find((s) => ((day % s) + s) % s === 0 && day + s - 1 <= to) ?? 1;
+    const span =
+      LONGEST_FIRST.find(
+        (s) => ((day % s) + s) % s === 0 && day + s - 1 <= to && (s === 1 || isCurrent(state, s, day)),
+      ) ?? 1;
     blocks.push({ span, day: new Date(day * DAY_MS).toISOString().slice(0, 10) });
     day += span;
   }
@@ -53,43 +89,27 @@ export function blocksOf(fromDay: string, toDay: string): { span: number; day: s
 /**
  * Adds to `filter` the condition selecting the rows of `m`, a `source`, that fall in the days
  * from..to: single days (span 1) when `byDay` (the report groups by date, week or month) or the
- * source has only days, else the blocks that tile the window. A block is read only while it is
- * current (it ends by the tenant's rollup_block_state.folded_through and none of its days is
- * marked in rollup_block_dirty), else its days are: the report is exact before the job
- * rollup-blocks has written the block. `filter`'s first parameter ($1) is the tenant.
+ * source has only days, else the blocks that tile the window, current ones only (`state`, read
+ * by readBlockState just before): a block the job rollup-blocks has not yet written, or whose
+ * days changed since, is read as shorter blocks or days, so a report is exact after any write.
  */
 export function addWindow(
   filter: Conditions,
   source: RollupSource,
   [fromDay, toDay]: [string, string],
   byDay: boolean,
+  state: BlockState,
 ) {
   if (!source.spanned || byDay) {
     if (source.spanned) filter.when(true, "m.span = 1");
     filter.add("m.day >= $::date", fromDay).add("m.day <= $::date", toDay);
     return;
   }
-  const blocks = blocksOf(fromDay, toDay);
+  const blocks = blocksOf(fromDay, toDay, state);
   filter.params.push(
     blocks.map((b) => b.span),
     blocks.map((b) => b.day),
   );
   const n = filter.params.length;
-  filter.when(
-    true,
-    `(m.span, m.day) in (
-      select case when o.current then b.span else 1 end::int2, g.day::date
-        from unnest($${n - 1}::int2[], $${n}::date[]) as b (span, day)
-        cross join lateral (
-          select b.span > 1
-             and b.day + (b.span - 1) <= coalesce(
-               (select s.folded_through from rollup_block_state s where s.tenant_id = $1), date '-infinity')
-             and not exists (
-               select 1 from rollup_block_dirty x
-                where x.tenant_id = $1 and x.day between b.day and b.day + (b.span - 1)) as current
-        ) o
-        cross join lateral generate_series(
-          b.day::timestamp, (b.day + case when o.current then 0 else b.span - 1 end)::timestamp, interval '1 day'
-        ) as g (day))`,
-  );
+  filter.when(true, `(m.span, m.day) in (select * from unnest($${n - 1}::int2[], $${n}::date[]))`);
 }
