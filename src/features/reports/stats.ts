@@ -3,6 +3,9 @@
  * measure columns. Derived stats are computed from the summed parts, never by averaging
  * averages, so a total row is right whatever the breakdown.
  */
+
+import { REPORT_MEASURES } from "../tracking/rollups.js";
+
 export interface StatDef {
   name: string;
   aliases: string[];
@@ -108,19 +111,8 @@ export const STATS: StatDef[] = [
   },
 ];
 
-/** The measure columns of the rollups the stats read. */
-export const MEASURES = [
-  "clicks",
-  "unique_clicks",
-  "signup_count",
-  "ftd_count",
-  "qualifier_count",
-  "deposit_count",
-  "deposit_amount",
-  "cpa_amount",
-  "revshare_amount",
-  "flatfee_amount",
-] as const;
+/** The measure columns of the rollups the stats read (every rollup table keeps them). */
+export const MEASURES = REPORT_MEASURES;
 
 const BY_NAME = new Map<string, StatDef>(
   STATS.flatMap((s) => [[s.name.toLowerCase(), s], ...s.aliases.map((a) => [a.toLowerCase(), s] as [string, StatDef])]),
