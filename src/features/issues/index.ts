@@ -1,2 +1,2 @@
 export { issueRoutes } from "./routes.js";
-export { closeIssue, raiseIssue } from "./service.js";
+export { closeIssue, raiseIssue, subjectsWithOpenIssue } from "./service.js";

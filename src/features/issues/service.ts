@@ -225,3 +225,18 @@ export async function getIssue(db: Queryable, tenantId: string, id: string): Pro
   ]);
   return row ? toIssue(row) : null;
 }
+
+/** Of these subjects, the ones with an open issue of this kind: lets a batch skip closing what is not open. */
+export async function subjectsWithOpenIssue(
+  db: Queryable,
+  kind: IssueKind,
+  subject: { type: string; ids: string[] },
+): Promise<string[]> {
+  if (subject.ids.length === 0) return [];
+  const rows = await db.query<{ subject_id: string }>(
+    `select subject_id from account_issues
+      where kind = $1 and status = 'open' and subject_type = $2 and subject_id = any($3::text[])`,
+    [kind, subject.type, subject.ids],
+  );
+  return rows.map((r) => r.subject_id);
+}

@@ -2,7 +2,7 @@ import { randomUUID } from "node:crypto";
 import type { Db, Queryable } from "../../platform/db/index.js";
 import { newId } from "../../platform/ids.js";
 import { type AddressPolicy, type SendResult, send } from "../../platform/webhook-sender.js";
-import { closeIssue, raiseIssue } from "../issues/index.js";
+import { closeIssue, raiseIssue, subjectsWithOpenIssue } from "../issues/index.js";
 import { render } from "./placeholders.js";
 import { placeholderValues, postPayload, type Snapshot } from "./snapshot.js";
 import { endFailingRuns, trackFailingRun } from "./suspension.js";
@@ -132,21 +132,19 @@ async function raiseFailure(tx: Queryable, outcome: Outcome): Promise<void> {
 /** Closes the failure issues of webhooks that were just answered 2xx, where one is open. */
 async function closeFailures(tx: Queryable, delivered: Outcome[]): Promise<void> {
   if (delivered.length === 0) return;
-  const open = await tx.query<{ subject_id: string }>(
-    `select subject_id from account_issues
-      where kind = 'outgoing_webhook_failed' and status = 'open' and subject_type = 'outgoing_webhook'
-        and subject_id = any($1::text[])`,
-    [[...new Set(delivered.map((o) => o.event.webhook_id))]],
-  );
-  for (const { subject_id } of open) {
-    const outcome = delivered.find((o) => o.event.webhook_id === subject_id);
+  const open = await subjectsWithOpenIssue(tx, "outgoing_webhook_failed", {
+    type: "outgoing_webhook",
+    ids: [...new Set(delivered.map((o) => o.event.webhook_id))],
+  });
+  for (const webhookId of open) {
+    const outcome = delivered.find((o) => o.event.webhook_id === webhookId);
     if (!outcome) continue;
     await closeIssue(
       tx,
       {
         tenantId: outcome.event.tenant_id,
         kind: "outgoing_webhook_failed",
-        subject: { type: "outgoing_webhook", id: subject_id },
+        subject: { type: "outgoing_webhook", id: webhookId },
       },
       `A postback was answered ${outcome.result.response?.status ?? "2xx"}`,
       outcome.finished,

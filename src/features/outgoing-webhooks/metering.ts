@@ -5,6 +5,11 @@ import { announceEvents } from "./fan-out.js";
 
 /** Spec part 8: sending continues until the month's usage passes 110% of the allowance (11/10, in whole numbers). */
 const TOLERANCE_TENTHS = 11;
+
+/** The count below which events are still sent: 110% of the allowance, rounded up; null when unlimited. */
+function sendingLimit(allowance: number | null): number | null {
+  return allowance === null ? null : Math.ceil((allowance * TOLERANCE_TENTHS) / 10);
+}
 /** Held events are checked again this often ("every couple of hours"). */
 export const HOLD_RECHECK_MS = 2 * 3_600_000;
 
@@ -46,10 +51,8 @@ async function admitTenant(
   );
   if (!usage) return [];
   const allowance = usage.allowance === null ? null : Number(usage.allowance);
-  const room =
-    allowance === null
-      ? events.length
-      : Math.max(0, Math.ceil((allowance * TOLERANCE_TENTHS) / 10) - Number(usage.sent));
+  const limit = sendingLimit(allowance);
+  const room = limit === null ? events.length : Math.max(0, limit - Number(usage.sent));
   const admitted = events.slice(0, room);
   const held = events.slice(room);
   if (admitted.length > 0) {
@@ -141,7 +144,7 @@ export async function webhookUsage(db: Queryable, tenantId: string, month: strin
     month,
     sent: row.sent,
     allowance,
-    sendingLimit: allowance === null ? null : Math.ceil((allowance * TOLERANCE_TENTHS) / 10),
+    sendingLimit: sendingLimit(allowance),
     held: row.held,
   };
 }
