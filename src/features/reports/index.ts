@@ -1,3 +1,3 @@
-export { rollupBlocksJob } from "./blocks.js";
+export { foldRollupBlocks, rollupBlocksJob } from "./blocks.js";
 export { findReport, REPORTS } from "./registry.js";
 export { reportRoutes } from "./routes.js";

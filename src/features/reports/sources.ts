@@ -92,6 +92,10 @@ export function blocksOf(
  * source has only days, else the blocks that tile the window, current ones only (`state`, read
  * by readBlockState just before): a block the job rollup-blocks has not yet written, or whose
  * days changed since, is read as shorter blocks or days, so a report is exact after any write.
+ * Each block is its own `span = and day =` term (the single days one list): the
+ * planner sees every value and reads each block through the primary key. Written as a join on
+ * an array of blocks instead, it could not tell how many rows match and chose to scan the whole
+ * table (1.4 s instead of 0.3 s for a 30-day account x source report at 10M clicks).
  */
 export function addWindow(
   filter: Conditions,
@@ -105,11 +109,18 @@ export function addWindow(
     filter.add("m.day >= $::date", fromDay).add("m.day <= $::date", toDay);
     return;
   }
+  const terms: string[] = [];
+  const param = (value: unknown) => {
+    filter.params.push(value);
+    return `$${filter.params.length}`;
+  };
   const blocks = blocksOf(fromDay, toDay, state);
-  filter.params.push(
-    blocks.map((b) => b.span),
-    blocks.map((b) => b.day),
-  );
-  const n = filter.params.length;
-  filter.when(true, `(m.span, m.day) in (select * from unnest($${n - 1}::int2[], $${n}::date[]))`);
+  for (const block of blocks) {
+    if (block.span > 1) terms.push(`(m.span = ${block.span} and m.day = ${param(block.day)}::date)`);
+  }
+  // The days as a list, not a range: with a list of accounts after them in the key (a page's),
+  // the index is searched for each day and account instead of read through the whole range.
+  const days = blocks.filter((b) => b.span === 1).map((b) => b.day);
+  if (days.length > 0) terms.push(`(m.span = 1 and m.day = any(${param(days)}::date[]))`);
+  filter.when(true, terms.length > 0 ? `(${terms.join(" or ")})` : "false");
 }
