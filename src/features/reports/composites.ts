@@ -11,7 +11,7 @@ import { findStat, STATS, type StatDef, statColumns } from "./stats.js";
 export interface CompositeKind {
   name: "accounts" | "links";
   table: "accounts" | "links";
-  /** `from` clause: the listed row `c`, joined to its account `a`. */
+  /** `from` clause: the listed row `c` (a link joined to its account `a`). */
   from: string;
   /** The rollup column that keys a row's metrics. */
   rollupKey: string;
@@ -70,13 +70,13 @@ const common: ParamDef[] = [
 export const ACCOUNT_METRICS: CompositeKind = {
   name: "accounts",
   table: "accounts",
-  from: "accounts c join accounts a on a.id = c.id",
+  from: "accounts c",
   rollupKey: "account_id",
   params: common,
   filters: {
-    programId: "a.program_id = $",
-    brandId: "a.program_id in (select p.id from programs p where $ = any(p.brand_ids))",
-    status: "a.status = $",
+    programId: "c.program_id = $",
+    brandId: "c.program_id in (select p.id from programs p where $ = any(p.brand_ids))",
+    status: "c.status = $",
   },
 };
 

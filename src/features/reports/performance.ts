@@ -4,7 +4,7 @@ import { ApiError } from "../../platform/http/errors.js";
 import type { CONVERSION_TYPES } from "../tracking/index.js";
 import { dateWindow, dayRange, last30Days, type ParamDef, type ParamValue, parseParams, readSort } from "./params.js";
 import { addWindow, chooseRollup, NO_BLOCKS, readBlockState } from "./sources.js";
-import { findStat, MEASURES, STATS, type StatDef, statColumns } from "./stats.js";
+import { AS_IS, findStat, MEASURES, STATS, type StatDef, SUMMED, statColumns } from "./stats.js";
 
 /** A breakdown of the performance report. Entity fields show the name and add `<field>Id` in json. */
 interface FieldDef {
@@ -138,12 +138,23 @@ const RAW_COLUMN: Record<string, string> = {
   country: "country",
 };
 
+/** Counts never go down: a type's count summed above zero says some rollup row had the type. */
+const COUNTS: ReadonlySet<string> = new Set([
+  "clicks",
+  "signup_count",
+  "ftd_count",
+  "qualifier_count",
+  "deposit_count",
+]);
+
 /**
  * For a breakdown by conversion type: the rollups summed by the other fields' columns first (`r`),
  * then by the other fields themselves (`c`), then split into one row per conversion type (and
  * one for clicks), so the split touches a row per group, not a row per rollup row. The source's
  * columns are the other fields' values (`f<i>`), the conversion type and the measures. A type's
- * row is kept where it has a measure that is not zero in some group of `r`, as if split there.
+ * row is kept where it has a measure that is not zero in some group of `r`, as if split there:
+ * told by the type's count summed (a group with an amount has its count too), or for the
+ * commissions, which have amounts alone and can be negative, by looking at each group of `r`.
  */
 function byTypeSource(fields: FieldDef[], table: string, where: string): string {
   const raw = [...new Set(fields.flatMap((f) => (RAW_COLUMN[f.name] ? [RAW_COLUMN[f.name] as string] : [])))];
@@ -154,12 +165,12 @@ function byTypeSource(fields: FieldDef[], table: string, where: string): string 
   ];
   const row = ([type, values]: (typeof types)[number], n: number) =>
     `(${type === null ? "null::text" : `'${type}'`}, c.keep${n}, ${MEASURES.map((m) => (values[m] ? `c.${m}` : "0")).join(", ")})`;
-  const keeps = types.map(
-    ([, values], n) =>
-      `coalesce(bool_or(${Object.keys(values)
-        .map((m) => `m.${m} <> 0`)
-        .join(" or ")}), false) as keep${n}`,
-  );
+  const keeps = types.map(([, values], n) => {
+    const measures = Object.keys(values);
+    const count = measures.find((m) => COUNTS.has(m));
+    const kept = count ? `sum(m.${count}) > 0` : `bool_or(${measures.map((m) => `m.${m} <> 0`).join(" or ")})`;
+    return `coalesce(${kept}, false) as keep${n}`;
+  });
   return `(select ${[...others.map(({ i }) => `c.f${i}`), "t.*"].join(", ")}
     from (select ${[...others.map(({ f, i }) => `${f.group} as f${i}`), ...MEASURES.map((m) => `sum(m.${m}) as ${m}`), ...keeps].join(", ")}
             from (select ${[...raw.map((c) => `m.${c}`), ...MEASURES.map((m) => `sum(m.${m}) as ${m}`)].join(", ")}
@@ -249,7 +260,11 @@ function outputsOf(fields: FieldDef[], refs: SortRefs): string[] {
 
 const groupBy = (fields: FieldDef[]) => (fields.length > 0 ? `group by ${fields.map((_, i) => i + 1).join(", ")}` : "");
 
-/** One pass: every group with every stat, named, sorted and paged. */
+/**
+ * One pass: every group with every stat, named, sorted and paged. With `split`, `source` is a
+ * breakdown by conversion type (byTypeSource), whose rows are whole groups already, holding the
+ * other fields' values: its stats are read off each row, with no second grouping.
+ */
 function groupedSql(
   fields: FieldDef[],
   stats: StatDef[],
@@ -257,15 +272,16 @@ function groupedSql(
   source: string,
   where: string,
   [offset, limit]: [number, number],
-  group: (field: FieldDef, i: number) => string = (f) => f.group,
+  split = false,
 ) {
   const joins = fields.flatMap((f, i) => (f.entity ? [`left join ${f.entity.table} e${i} on e${i}.id = g.f${i}`] : []));
+  const group = (f: FieldDef, i: number) => (split && f.name !== "conversionType" ? `m.f${i}` : f.group);
   return `
     with g as (
-      select ${[...fields.map((f, i) => `${group(f, i)} as f${i}`), statColumns(stats)].join(", ")}
+      select ${[...fields.map((f, i) => `${group(f, i)} as f${i}`), statColumns(stats, split ? AS_IS : SUMMED)].join(", ")}
       from ${source}
       where ${where}
-      ${groupBy(fields)}
+      ${split ? "" : groupBy(fields)}
     )
     select ${[...outputsOf(fields, IN_G), ...stats.map((s) => `g."${s.name}"`), "count(*) over ()::int as total_rows"].join(", ")}
     from g ${joins.join(" ")}
@@ -386,8 +402,7 @@ export async function runPerformance(
           byType ? byTypeSource(fields, rollup.table, filter.sql) : `${rollup.table} m`,
           byType ? "true" : filter.sql,
           page,
-          // Split by type, the source has the other fields' values already.
-          byType ? (f, i) => (f.name === "conversionType" ? f.group : `m.f${i}`) : undefined,
+          byType,
         );
   const rows = await db.query<Record<string, unknown>>(sql, values);
   // Without fields the report is one total row, zeros included, even with no traffic. A page

@@ -10,103 +10,114 @@ export interface StatDef {
   name: string;
   aliases: string[];
   description: string;
-  /** SQL aggregate over `m`, yielding a float8. */
-  sql: string;
+  /** SQL over `m` yielding a float8, its measures read through `read`. */
+  of(read: MeasureRead): string;
   /** May sort the composite endpoints (spec part 2's sortable columns). */
   compositeSort: boolean;
 }
 
-const COMMISSION = "(sum(m.cpa_amount) + sum(m.revshare_amount) + sum(m.flatfee_amount))";
+type Measure = (typeof REPORT_MEASURES)[number];
+
+/**
+ * How a stat reads a measure of `m`: summed over a group's rows, or as it is, on a row that is a
+ * whole group already (the rows of a breakdown by conversion type are).
+ */
+export type MeasureRead = (column: Measure, cast?: "float8") => string;
+export const SUMMED: MeasureRead = (column, cast) => `sum(m.${column}${cast === "float8" ? "::float8" : ""})`;
+export const AS_IS: MeasureRead = (column, cast) => `m.${column}${cast === "float8" ? "::float8" : ""}`;
+
+const commission = (read: MeasureRead) =>
+  `(${read("cpa_amount")} + ${read("revshare_amount")} + ${read("flatfee_amount")})`;
 
 // Counts are summed as float8, whose by-value sum is much cheaper than bigint's: exact, as every
 // partial sum is an integer below 2^53.
-const count = (column: string) => `coalesce(sum(m.${column}::float8), 0)`;
-const amount = (column: string) => `coalesce(round(sum(m.${column}), 4), 0)::float8`;
+const count = (column: Measure) => (read: MeasureRead) => `coalesce(${read(column, "float8")}, 0)`;
+const amount = (column: Measure) => (read: MeasureRead) => `coalesce(round(${read(column)}, 4), 0)::float8`;
 
 export const STATS: StatDef[] = [
   {
     name: "clicks",
     aliases: [],
     description: "Clicks (bots and HEAD requests excluded)",
-    sql: count("clicks"),
+    of: count("clicks"),
     compositeSort: true,
   },
   {
     name: "uniqueClicks",
     aliases: [],
     description: "First clicks of a visitor (IP + user agent) on a link and traffic source in a UTC day",
-    sql: count("unique_clicks"),
+    of: count("unique_clicks"),
     compositeSort: false,
   },
-  { name: "signups", aliases: [], description: "Signup conversions", sql: count("signup_count"), compositeSort: true },
+  { name: "signups", aliases: [], description: "Signup conversions", of: count("signup_count"), compositeSort: true },
   {
     name: "firstTimeDeposit",
     aliases: ["ftd"],
     description: "FirstTimeDeposit conversions",
-    sql: count("ftd_count"),
+    of: count("ftd_count"),
     compositeSort: true,
   },
   {
     name: "qualifiers",
     aliases: [],
     description: "Qualifier conversions",
-    sql: count("qualifier_count"),
+    of: count("qualifier_count"),
     compositeSort: true,
   },
   {
     name: "deposits",
     aliases: [],
     description: "Deposit conversions",
-    sql: count("deposit_count"),
+    of: count("deposit_count"),
     compositeSort: false,
   },
   {
     name: "depositAmount",
     aliases: [],
     description: "Sum of the values of Deposit conversions",
-    sql: amount("deposit_amount"),
+    of: amount("deposit_amount"),
     compositeSort: false,
   },
   {
     name: "cpaCommission",
     aliases: [],
     description: "Sum of CpaCommission values",
-    sql: amount("cpa_amount"),
+    of: amount("cpa_amount"),
     compositeSort: true,
   },
   {
     name: "revShareCommission",
     aliases: [],
     description: "Sum of RevShareCommission values (negative when reversed)",
-    sql: amount("revshare_amount"),
+    of: amount("revshare_amount"),
     compositeSort: true,
   },
   {
     name: "flatFeeCommission",
     aliases: [],
     description: "Sum of FlatFeeCommission values",
-    sql: amount("flatfee_amount"),
+    of: amount("flatfee_amount"),
     compositeSort: true,
   },
   {
     name: "commission",
     aliases: [],
     description: "cpaCommission + revShareCommission + flatFeeCommission",
-    sql: `coalesce(round(${COMMISSION}, 4), 0)::float8`,
+    of: (read) => `coalesce(round(${commission(read)}, 4), 0)::float8`,
     compositeSort: true,
   },
   {
     name: "conversionRate",
     aliases: [],
     description: "signups / clicks (0 without clicks), 4 decimals",
-    sql: "coalesce(round(sum(m.signup_count)::numeric / nullif(sum(m.clicks), 0), 4), 0)::float8",
+    of: (read) => `coalesce(round(${read("signup_count")}::numeric / nullif(${read("clicks")}, 0), 4), 0)::float8`,
     compositeSort: false,
   },
   {
     name: "epc",
     aliases: [],
     description: "Earnings per click: commission / clicks (0 without clicks), 4 decimals",
-    sql: `coalesce(round(${COMMISSION} / nullif(sum(m.clicks), 0), 4), 0)::float8`,
+    of: (read) => `coalesce(round(${commission(read)} / nullif(${read("clicks")}, 0), 4), 0)::float8`,
     compositeSort: false,
   },
 ];
@@ -123,7 +134,7 @@ export function findStat(name: string): StatDef | undefined {
   return BY_NAME.get(name.toLowerCase());
 }
 
-/** `stat AS "name"` for each stat, over `m`. */
-export function statColumns(stats: readonly StatDef[]): string {
-  return stats.map((s) => `${s.sql} as "${s.name}"`).join(", ");
+/** `stat AS "name"` for each stat, over `m` (summed over groups unless `read` says otherwise). */
+export function statColumns(stats: readonly StatDef[], read: MeasureRead = SUMMED): string {
+  return stats.map((s) => `${s.of(read)} as "${s.name}"`).join(", ");
 }
