@@ -5,6 +5,7 @@ import { COARSE_ROLLUPS, REPORT_MEASURES, ROLLUP_SPANS } from "../tracking/rollu
 const DAY_MS = 86_400_000;
 const BLOCK_SPANS = ROLLUP_SPANS.filter((s) => s > 1);
 const SPANNED = COARSE_ROLLUPS.filter((r) => r.spanned);
+const ANALYZED = ["daily_rollups", ...COARSE_ROLLUPS.map((r) => r.table)];
 
 const dayNumber = (day: string): number => Date.parse(`${day}T00:00:00Z`) / DAY_MS;
 const dayString = (n: number): string => new Date(n * DAY_MS).toISOString().slice(0, 10);
@@ -67,10 +68,11 @@ async function writeBlocks(tx: Queryable, tenantId: string, blocks: { span: numb
  * the blocks of the days a writer changed since (rollup_block_dirty). The marks are deleted
  * before the days are read, in the same transaction: a writer still marking a day holds its
  * mark, so the delete waits for it and the next statement sees its rows; a mark made after the
- * delete stays for the next run. Idempotent: each block is rewritten from its days.
+ * delete stays for the next run. Idempotent: each block is rewritten from its days. On PGlite,
+ * after writing blocks, it analyzes the rollups, as autovacuum does on PostgreSQL.
  */
 export async function foldRollupBlocks(db: Db, now: Date) {
-  return db.transaction(async (tx) => {
+  const result = await db.transaction(async (tx) => {
     // One run at a time; writers and readers never lock this table.
     await tx.query("lock table rollup_block_state in exclusive mode");
     const [target] = await tx.query<{ through: string }>(
@@ -114,6 +116,9 @@ export async function foldRollupBlocks(db: Db, now: Date) {
     );
     return { foldedThrough: through, tenants: tenants.length, changedDays: marks.length, blocks: written };
   });
+  // PGlite has no autovacuum: without this its planner would never know the rollups' sizes.
+  if (db.kind === "pglite" && result.blocks > 0) await db.exec(`analyze ${ANALYZED.join(", ")}`);
+  return result;
 }
 
 /** Hourly at minute 5: the blocks of the account rollups (foldRollupBlocks). */

@@ -297,6 +297,8 @@ const IN_P: SortRefs = { field: (i) => `p.f${i}`, name: (i) => `p.n${i}`, stat: 
  * named, sorted and paged first (`p`); every stat is summed for the page's groups alone (`a`),
  * from the rows of the page's accounts (links, trackers). Same rows, same sums, same order.
  * Sorted by a stat, only the groups that reach the page's last value (`cut`) are named and sorted.
+ * `a` is summed once, whatever the join: without statistics (PGlite, a fresh table) the planner
+ * would join it in a nested loop and sum it again for each row of the page.
  */
 function pagedSql(
   fields: FieldDef[],
@@ -339,7 +341,7 @@ function pagedSql(
       order by ${orderBy(sort, fields, IN_K)}
       offset $${offset} limit $${limit}
     ),
-    a as (
+    a as materialized (
       select ${[...fields.map((f, i) => `${f.group} as f${i}`), statColumns(stats)].join(", ")}
       from ${table} m
       where ${[where, ...narrow].join(" and ")}
