@@ -362,47 +362,31 @@ describe("reports over the coarser rollups", () => {
       const end = rnd.int(0, 100 - length);
       const [from, to] = [day(end + length - 1), day(end)];
       const stats = "clicks,uniqueClicks,ftd,commission";
-      const byAccount = await report({
-        fields: "account",
-        stats,
-        conversionDateFrom: from,
-        conversionDateTo: to,
-        limit: 999,
-      });
-      expect(
-        byAccount.data
+      // The report's rows keyed like fromDaily's: each field's id (as its rollup column), then the stats.
+      const keyed = async (fields: Record<string, string>) => {
+        const { data } = await report({
+          fields: Object.keys(fields).join(","),
+          stats,
+          conversionDateFrom: from,
+          conversionDateTo: to,
+          limit: 999,
+        });
+        return data
           .map((r) =>
             JSON.stringify({
-              account_id: r.accountId ?? 0,
+              ...Object.fromEntries(Object.entries(fields).map(([field, column]) => [column, r[`${field}Id`] ?? 0])),
               clicks: r.clicks,
               uniq: r.uniqueClicks,
               ftd: r.firstTimeDeposit,
               commission: r.commission,
             }),
           )
-          .sort(),
-      ).toEqual(await fromDaily(["account_id"], from, to));
-      const bySource = await report({
-        fields: "account,trafficSource",
-        stats,
-        conversionDateFrom: from,
-        conversionDateTo: to,
-        limit: 999,
-      });
-      expect(
-        bySource.data
-          .map((r) =>
-            JSON.stringify({
-              account_id: r.accountId ?? 0,
-              traffic_source_id: r.trafficSourceId ?? 0,
-              clicks: r.clicks,
-              uniq: r.uniqueClicks,
-              ftd: r.firstTimeDeposit,
-              commission: r.commission,
-            }),
-          )
-          .sort(),
-      ).toEqual(await fromDaily(["account_id", "traffic_source_id"], from, to));
+          .sort();
+      };
+      expect(await keyed({ account: "account_id" })).toEqual(await fromDaily(["account_id"], from, to));
+      expect(await keyed({ account: "account_id", trafficSource: "traffic_source_id" })).toEqual(
+        await fromDaily(["account_id", "traffic_source_id"], from, to),
+      );
       const [total] = (await report({ stats, conversionDateFrom: from, conversionDateTo: to })).data;
       const [expected] = await fromDaily([], from, to);
       expect(

@@ -261,26 +261,26 @@ function outputsOf(fields: FieldDef[], refs: SortRefs): string[] {
 const groupBy = (fields: FieldDef[]) => (fields.length > 0 ? `group by ${fields.map((_, i) => i + 1).join(", ")}` : "");
 
 /**
- * One pass: every group with every stat, named, sorted and paged. With `split`, `source` is a
- * breakdown by conversion type (byTypeSource), whose rows are whole groups already, holding the
- * other fields' values: its stats are read off each row, with no second grouping.
+ * One pass: every group with every stat, named, sorted and paged, from the rows of `table` that
+ * meet `where`. With `split` (a breakdown by conversion type) it reads byTypeSource instead, whose
+ * rows are whole groups already, holding the other fields' values: its stats are read off each
+ * row, with no second grouping.
  */
 function groupedSql(
   fields: FieldDef[],
   stats: StatDef[],
   sort: Sort,
-  source: string,
+  table: string,
   where: string,
   [offset, limit]: [number, number],
-  split = false,
+  split: boolean,
 ) {
   const joins = fields.flatMap((f, i) => (f.entity ? [`left join ${f.entity.table} e${i} on e${i}.id = g.f${i}`] : []));
   const group = (f: FieldDef, i: number) => (split && f.name !== "conversionType" ? `m.f${i}` : f.group);
   return `
     with g as (
       select ${[...fields.map((f, i) => `${group(f, i)} as f${i}`), statColumns(stats, split ? AS_IS : SUMMED)].join(", ")}
-      from ${source}
-      where ${where}
+      from ${split ? byTypeSource(fields, table, where) : `${table} m where ${where}`}
       ${split ? "" : groupBy(fields)}
     )
     select ${[...outputsOf(fields, IN_G), ...stats.map((s) => `g."${s.name}"`), "count(*) over ()::int as total_rows"].join(", ")}
@@ -397,15 +397,7 @@ export async function runPerformance(
   const sql =
     !byType && fields.some((f) => MANY.has(f.name))
       ? pagedSql(fields, stats, sort, rollup.table, filter.sql, page)
-      : groupedSql(
-          fields,
-          stats,
-          sort,
-          byType ? byTypeSource(fields, rollup.table, filter.sql) : `${rollup.table} m`,
-          byType ? "true" : filter.sql,
-          page,
-          byType,
-        );
+      : groupedSql(fields, stats, sort, rollup.table, filter.sql, page, byType);
   const rows = await db.query<Record<string, unknown>>(sql, values);
   // Without fields the report is one total row, zeros included, even with no traffic. A page
   // past the end has no row to carry the count: ask for the first row just for it.
