@@ -113,6 +113,8 @@ describe("catalog validation and conflicts", () => {
       ["trackers", "name", () => ({ name: "  abc  " })],
       ["trackers", "name", () => ({ name: "x".repeat(51) })],
       ["trackers", "name", () => ({})],
+      ["trackers", "name", () => ({ name: "98765" })],
+      ["trackers", "name", () => ({ name: " 1234 " })],
     ])("POST /%s refuses case %# naming %s, storing nothing", async (path, field, body) => {
       const before = await count(path);
       expectFieldError(await call("POST", path, body()), field);
@@ -144,6 +146,7 @@ describe("catalog validation and conflicts", () => {
       ["programs", "brandIds", () => ({ brandIds: [q.brandId] })],
       ["accounts", "programId", () => ({ programId: q.programId })],
       ["accounts", "status", () => ({ status: "deleted" })],
+      ["trackers", "name", () => ({ name: "20261122" })],
       ["accounts", "createdAt", () => ({ createdAt: "2020-01-01T00:00:00Z" })],
       ["links", "url", () => ({ url: "ws://brand.example/" })],
       ["links", "url", () => ({ url: null })],

@@ -156,6 +156,8 @@ describe("GET /go/{linkId}/{sourceId}", () => {
       utm_campaign: "spring sale",
       utm_term: "shoes",
       utm_content: "banner-b",
+      utm_id: "c-42",
+      utm_adgroup: "ag-7",
       unrelated: "ignored",
     }).toString();
     const res = await click(goPath(cat.linkId, cat.trafficSourceId, query), {
@@ -183,7 +185,17 @@ describe("GET /go/{linkId}/{sourceId}", () => {
       campaign: "spring sale",
       term: "shoes",
       content: "banner-b",
+      id: "c-42",
+      adgroup: "ag-7",
     });
+  });
+
+  it("keeps at most 20 utm values, the first in the query", async () => {
+    const query = Array.from({ length: 25 }, (_, n) => `utm_k${n}=v${n}`).join("&");
+    const res = await click(goPath(cat.linkId, cat.trafficSourceId, query));
+    expect(res.statusCode).toBe(302);
+    const utm = utmOf((await stored(clickIdOf(res.headers.location))) as ClickRow);
+    expect(utm).toEqual(Object.fromEntries(Array.from({ length: 20 }, (_, n) => [`k${n}`, `v${n}`])));
   });
 
   it("keeps only the utm values given, and no country for the CDN's unknown marker", async () => {
@@ -395,6 +407,17 @@ describe("the tracker of a click", () => {
     expect(rowA?.tracker_id).toBe(named[0]?.id);
     expect(rowB?.tracker_id).toBe(named[0]?.id);
     expect(third.tracker_id).toBe(named[0]?.id);
+  });
+
+  it("records the click and its tracker for a name whose JavaScript lower case would be longer", async () => {
+    // U+0130 lower-cases to two characters in JavaScript: 30 of them would become 60, past the table's 50.
+    const name = "\u0130".repeat(30);
+    const row = await trackerOf(`tracker=${encodeURIComponent(name)}`);
+    expect(row.tracker_id).not.toBeNull();
+    const [created] = (await trackers(who)).filter((tr) => tr.id === row.tracker_id);
+    expect([...(created?.name ?? "")].length).toBe(30);
+    // The same name again is the same tracker.
+    expect((await trackerOf(`tracker=${encodeURIComponent(name)}`)).tracker_id).toBe(row.tracker_id);
   });
 
   it("matches a name created through the API regardless of case", async () => {

@@ -248,13 +248,23 @@ describe("who may use /mcp (spec 5.10)", () => {
     ["no Authorization header", () => undefined, MISSING_MESSAGE],
     ["an invalid key", () => "ApiKey not-a-real-key-0123456789", BAD_KEY_MESSAGE],
     ["a revoked key", () => keys.revoked, BAD_KEY_MESSAGE],
-    ["a Bearer JWT of a person who holds reports.read", () => a.bearer, NOT_A_KEY_MESSAGE],
   ])("refuses %s (401)", async (_name, header, message) => {
     const error = await refusal(header());
     expect(error.code).toBe(401);
     expect(error.message).toContain(message);
     const raw = await rawPost(header(), "initialize", INITIALIZE);
     expect(raw).toEqual({ status: 401, body: { jsonrpc: "2.0", error: { code: -32001, message }, id: null } });
+  });
+
+  it("refuses a Bearer JWT of a person who holds reports.read (403: a known caller, but MCP takes keys)", async () => {
+    const error = await refusal(a.bearer);
+    expect(error.code).toBe(403);
+    expect(error.message).toContain(NOT_A_KEY_MESSAGE);
+    const raw = await rawPost(a.bearer, "initialize", INITIALIZE);
+    expect(raw).toEqual({
+      status: 403,
+      body: { jsonrpc: "2.0", error: { code: -32003, message: NOT_A_KEY_MESSAGE }, id: null },
+    });
   });
 
   it("answers a raw JSON-RPC POST with a good key (so the refusals above are about the key)", async () => {

@@ -14,6 +14,8 @@ export interface FieldDef {
   kind: "text" | "url" | "ref" | "refs";
   /** Length bounds checked after trimming. */
   length?: { min: number; max: number };
+  /** Refuses a value of digits only, with this reason (a tracker value of digits is read as an id). */
+  notDigitsOnly?: string;
   ref?: { table: CatalogTable; what: string };
 }
 
@@ -89,7 +91,12 @@ const trafficSource = bodies({
   url: Type.Optional(NullableString({ minLength: 1, maxLength: 2048, description: "Absolute http or https address" })),
 });
 const tracker = bodies({
-  name: Type.String({ minLength: 4, maxLength: 50, description: "4 to 50 characters; unique regardless of case" }),
+  name: Type.String({
+    minLength: 4,
+    maxLength: 50,
+    description:
+      "4 to 50 characters, not digits only (a digits-only tracker value is read as an id); unique regardless of case",
+  }),
 });
 
 export const RESOURCES: CatalogResource[] = [
@@ -220,7 +227,14 @@ export const RESOURCES: CatalogResource[] = [
     audit: "tracker",
     label: "Tracker",
     tag: "Trackers",
-    fields: { name: { column: "name", kind: "text", length: { min: 4, max: 50 } } },
+    fields: {
+      name: {
+        column: "name",
+        kind: "text",
+        length: { min: 4, max: 50 },
+        notDigitsOnly: "must not be digits only: a tracker value of digits is read as an id",
+      },
+    },
     item: Type.Object({ id: CatalogId, name: Type.String(), ...Timestamps }),
     ...tracker,
     listQuery: listQuery({}),

@@ -77,6 +77,7 @@ async function checkInput(db: Queryable, resource: CatalogResource, tenantId: st
       if (field.length && (length < field.length.min || length > field.length.max)) {
         throw ApiError.validation(name, `must be ${field.length.min} to ${field.length.max} characters`);
       }
+      if (field.notDigitsOnly && /^[0-9]+$/.test(value.trim())) throw ApiError.validation(name, field.notDigitsOnly);
     }
     if (field.kind === "url") checkUrl(name, value);
     await checkReference(db, tenantId, name, field, value);

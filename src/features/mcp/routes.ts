@@ -10,8 +10,10 @@ const MCP_SCOPES = ["reports.read", "reports.update"];
 
 /** Spec 5.10: an ApiKey whose scopes hold reports.read or reports.update; legacy keys are refused. */
 function requireReportsKey(principal: Principal): string {
+  // A person's session is a known caller without the right to this endpoint: 403, as an API key
+  // is on the endpoints tied to a person (spec 5.3).
   if (principal.kind !== "apiKey") {
-    throw ApiError.unauthorized("The MCP endpoint takes an API key: send 'Authorization: ApiKey <key>'");
+    throw ApiError.forbidden("The MCP endpoint takes an API key: send 'Authorization: ApiKey <key>'");
   }
   if (principal.legacy) {
     throw ApiError.forbidden(

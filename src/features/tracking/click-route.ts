@@ -14,7 +14,11 @@ const ClickParams = Type.Object({
 });
 
 const DIGITS = /^[1-9][0-9]{0,15}$/;
-const UTM_KEYS = ["utm_source", "utm_medium", "utm_campaign", "utm_term", "utm_content"] as const;
+// Every utm_ parameter is kept (utm_id, utm_adgroup and the like besides the five usual ones),
+// bounded so a crafted link cannot make a click row arbitrarily large.
+const UTM_PREFIX = "utm_";
+const MAX_UTM_KEYS = 20;
+const MAX_UTM_KEY = 64;
 // Headers a CDN or load balancer in front of the service sets to the visitor's country.
 const COUNTRY_HEADERS = ["cf-ipcountry", "cloudfront-viewer-country", "x-vercel-ip-country", "x-country-code"];
 const MAX_PARAM = 500;
@@ -56,11 +60,15 @@ function countryOf(request: FastifyRequest): string | null {
 
 function utmOf(query: Query): Record<string, string> | null {
   let utm: Record<string, string> | null = null;
-  for (const key of UTM_KEYS) {
-    const value = param(query, key);
-    if (value !== null) {
+  let kept = 0;
+  for (const key of Object.keys(query)) {
+    if (kept === MAX_UTM_KEYS) break;
+    const name = key.toLowerCase().startsWith(UTM_PREFIX) ? clean(key.slice(UTM_PREFIX.length), MAX_UTM_KEY) : null;
+    const value = name === null ? null : param(query, key);
+    if (name !== null && value !== null) {
       utm ??= {};
-      utm[key.slice(4)] = value;
+      utm[name] = value;
+      kept += 1;
     }
   }
   return utm;

@@ -32,34 +32,39 @@ export interface Click {
 
 const sorted = <T>(values: Iterable<T>): T[] => [...values].sort();
 
-/** Tracker ids for the batch's tracker values: names are created when new, unknown ids dropped. */
+/**
+ * Tracker ids for the batch's tracker values: names are created when new, unknown ids dropped.
+ * Names are lower-cased by the database, as its unique index compares them, never in JavaScript,
+ * whose lower case can be longer than the name (U+0130 becomes two characters): a name that
+ * passed the 4-50 rule must still fit the table, or the whole batch would fail.
+ */
 async function resolveTrackers(db: Queryable, clicks: Click[], at: Date): Promise<Map<string, number>> {
   const resolved = new Map<string, number>();
   const names = new Map<string, { tenantId: string; name: string }>();
   const ids = new Map<string, { tenantId: string; id: number }>();
   for (const click of clicks) {
     if (click.trackerName !== null) {
-      const name = click.trackerName.toLowerCase();
-      names.set(`${click.tenantId}|${name}`, { tenantId: click.tenantId, name });
+      names.set(`${click.tenantId}|${click.trackerName}`, { tenantId: click.tenantId, name: click.trackerName });
     } else if (click.trackerId !== null) {
       ids.set(`${click.tenantId}#${click.trackerId}`, { tenantId: click.tenantId, id: click.trackerId });
     }
   }
   if (names.size > 0) {
-    // Sorted, so two nodes creating the same names lock them in the same order.
-    const wanted = sorted(names.keys()).map((k) => names.get(k) as { tenantId: string; name: string });
+    const wanted = [...names.values()];
     const tenants = wanted.map((w) => w.tenantId);
-    const lowered = wanted.map((w) => w.name);
+    const given = wanted.map((w) => w.name);
+    // In order of the lower-cased names, so two nodes creating the same names lock them alike.
     await db.query(
       `insert into trackers (tenant_id, name, created_at, updated_at)
-       select t, n, $3, $3 from unnest($1::text[], $2::text[]) as u (t, n)
+       select distinct t, lower(n), $3::timestamptz, $3::timestamptz from unnest($1::text[], $2::text[]) as u (t, n)
+       order by 1, 2
        on conflict (tenant_id, lower(name)) do nothing`,
-      [tenants, lowered, at],
+      [tenants, given, at],
     );
     const rows = await db.query<{ id: string; tenant_id: string; name: string }>(
-      `select tr.id, tr.tenant_id, lower(tr.name) as name from trackers tr
-       join unnest($1::text[], $2::text[]) as u (t, n) on tr.tenant_id = u.t and lower(tr.name) = u.n`,
-      [tenants, lowered],
+      `select tr.id, u.t as tenant_id, u.n as name from trackers tr
+       join unnest($1::text[], $2::text[]) as u (t, n) on tr.tenant_id = u.t and lower(tr.name) = lower(u.n)`,
+      [tenants, given],
     );
     for (const row of rows) resolved.set(`${row.tenant_id}|${row.name}`, Number(row.id));
   }
@@ -76,7 +81,7 @@ async function resolveTrackers(db: Queryable, clicks: Click[], at: Date): Promis
 }
 
 function trackerKey(click: Click): string | null {
-  if (click.trackerName !== null) return `${click.tenantId}|${click.trackerName.toLowerCase()}`;
+  if (click.trackerName !== null) return `${click.tenantId}|${click.trackerName}`;
   if (click.trackerId !== null) return `${click.tenantId}#${click.trackerId}`;
   return null;
 }
