@@ -30,8 +30,6 @@ export interface Click {
   referrer: string | null;
 }
 
-const sorted = <T>(values: Iterable<T>): T[] => [...values].sort();
-
 /**
  * Tracker ids for the batch's tracker values: names are created when new, unknown ids dropped.
  * Names are lower-cased by the database, as its unique index compares them, never in JavaScript,
