@@ -3,7 +3,14 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { ADMIN_KEY, seedTenancy, startTestApp, type Tenancy, type TestApp } from "./helpers/app.js";
 
 const auth = (value: string) => ({ authorization: value });
-const DAY = 86_400_000;
+
+/** The same instant one calendar year later (UTC); 29 February gives 28 February. */
+function oneYearAfter(at: Date): Date {
+  const next = new Date(at);
+  next.setUTCFullYear(at.getUTCFullYear() + 1);
+  if (next.getUTCMonth() !== at.getUTCMonth()) next.setUTCDate(0);
+  return next;
+}
 
 describe("API tokens", () => {
   let t: TestApp;
@@ -40,8 +47,7 @@ describe("API tokens", () => {
       });
       expect(data.id).toMatch(/^tok_/);
       expect(Buffer.from(data.token, "base64")).toHaveLength(32);
-      const expires = new Date(data.expirationDate).getTime() - t.clock.now().getTime();
-      expect(expires).toBe(365 * DAY);
+      expect(data.expirationDate).toBe(oneYearAfter(t.clock.now()).toISOString());
       const one = await t.call({ method: "GET", url: `/api/v1/api-tokens/${data.id}`, headers: auth(admin.bearer) });
       expect(one.statusCode).toBe(200);
       expect(one.json().data).not.toHaveProperty("token");
@@ -89,11 +95,11 @@ describe("API tokens", () => {
     });
 
     it("refuses an expiry more than one year ahead, accepts exactly one year", async () => {
-      const now = t.clock.now().getTime();
-      const late = await create({ name: "Too late", expirationDate: new Date(now + 365 * DAY + 1000).toISOString() });
+      const limit = oneYearAfter(t.clock.now()).getTime();
+      const late = await create({ name: "Too late", expirationDate: new Date(limit + 1000).toISOString() });
       expect(late.statusCode).toBe(400);
       expect(late.json().message).toBe("expirationDate must be at most one year after creation");
-      const edge = await create({ name: "Just in time", expirationDate: new Date(now + 365 * DAY).toISOString() });
+      const edge = await create({ name: "Just in time", expirationDate: new Date(limit).toISOString() });
       expect(edge.statusCode).toBe(201);
     });
 
@@ -105,6 +111,48 @@ describe("API tokens", () => {
         code: "conflict",
         message: "An API token named 'NIGHTLY export' already exists",
       });
+    });
+
+    it("answers two concurrent creates of one name with one 201 and one 409", async () => {
+      // On PostgreSQL both transactions can pass the name check before either inserts; the
+      // unique index then refuses the second insert. (PGlite runs transactions one at a time.)
+      const answers = await Promise.all([create({ name: "Twin export" }), create({ name: "TWIN export" })]);
+      expect(answers.map((res) => res.statusCode).sort()).toEqual([201, 409]);
+      const refused = answers.find((res) => res.statusCode === 409);
+      expect(refused?.json()).toMatchObject({ code: "conflict", message: expect.stringContaining("already exists") });
+      const rows = await t.ctx.db.query(
+        "select 1 from api_tokens where tenant_id = $1 and lower(name) = 'twin export'",
+        [admin.tenantId],
+      );
+      expect(rows).toHaveLength(1);
+    });
+
+    it("answers 409, not 500, when a twin is inserted between the name check and the insert", async () => {
+      // Stands in for another node committing the same name after this one checked it: a trigger
+      // inserts the twin just before our row, so our insert hits the unique index on the name.
+      await t.ctx.db.exec(`
+        create function test_insert_twin() returns trigger language plpgsql as $$
+        begin
+          if pg_trigger_depth() = 1 then
+            insert into api_tokens (id, tenant_id, name, token_hash, legacy, expiration_date)
+            values (new.id || '_twin', new.tenant_id, upper(new.name), 'twin' || new.token_hash, true, new.expiration_date);
+          end if;
+          return new;
+        end $$;
+        create trigger test_insert_twin before insert on api_tokens
+          for each row when (new.name = 'Raced export') execute function test_insert_twin();`);
+      try {
+        const res = await create({ name: "Raced export" });
+        expect(res.statusCode, res.body).toBe(409);
+        expect(res.json()).toMatchObject({
+          code: "conflict",
+          message: "An API token named 'Raced export' already exists",
+        });
+      } finally {
+        await t.ctx.db.exec("drop trigger test_insert_twin on api_tokens; drop function test_insert_twin();");
+      }
+      const rows = await t.ctx.db.query("select 1 from api_tokens where lower(name) = 'raced export'");
+      expect(rows).toHaveLength(0);
     });
 
     it("refuses to grant a scope the caller does not hold with 403, storing nothing", async () => {
@@ -310,5 +358,45 @@ describe("API tokens", () => {
       expect(shown.json().data.lastUsedAt).toBe(at);
       expect(await t.ctx.lastUsed.flush()).toBe(0);
     });
+  });
+});
+
+describe("one year of validity is a calendar year (UTC)", () => {
+  let t: TestApp;
+  let who: Tenancy;
+
+  beforeAll(async () => {
+    t = await startTestApp();
+    // A year that runs across 29 February 2028.
+    t.clock.set("2027-06-01T10:30:00Z");
+    who = await seedTenancy(t);
+  });
+  afterAll(() => t.close());
+
+  const create = (body: object) =>
+    t.call({ method: "POST", url: "/api/v1/api-tokens", headers: auth(who.apiKey), payload: body });
+
+  it("defaults to the same date and time next year across a leap day", async () => {
+    const res = await create({ name: "Across the leap day" });
+    expect(res.statusCode).toBe(201);
+    expect(res.json().data.expirationDate).toBe("2028-06-01T10:30:00.000Z");
+  });
+
+  it("accepts the same date and time next year across a leap day, refuses a moment later", async () => {
+    const edge = await create({ name: "Leap edge", expirationDate: "2028-06-01T10:30:00Z" });
+    expect(edge.statusCode, edge.body).toBe(201);
+    const late = await create({ name: "Leap late", expirationDate: "2028-06-01T10:30:00.001Z" });
+    expect(late.statusCode).toBe(400);
+    expect(late.json().message).toBe("expirationDate must be at most one year after creation");
+  });
+
+  it("gives a key created on 29 February until 28 February of the next year", async () => {
+    t.clock.set("2028-02-29T12:00:00Z");
+    const made = await create({ name: "Leap day key" });
+    expect(made.statusCode).toBe(201);
+    expect(made.json().data.expirationDate).toBe("2029-02-28T12:00:00.000Z");
+    expect((await create({ name: "Leap day edge", expirationDate: "2029-02-28T12:00:00Z" })).statusCode).toBe(201);
+    const late = await create({ name: "Leap day late", expirationDate: "2029-03-01T12:00:00Z" });
+    expect(late.statusCode).toBe(400);
   });
 });

@@ -59,11 +59,13 @@ describe("API key expiry, account issues and mail", () => {
     return issues[0] as (Record<string, unknown> & { id: string; severity: string; status: string }) | undefined;
   }
 
-  it("runs daily at 08:00 UTC on the scheduler", () => {
+  it("runs hourly on the scheduler, raising and escalating only in the 08:00 UTC run", async () => {
     const job = t.ctx.jobs.find("api-token-expiry");
-    expect(job?.cron).toBe("0 8 * * *");
-    const next = new Cron(job?.cron ?? "", { timezone: "UTC" }).nextRun(new Date("2026-03-01T09:00:00Z"));
-    expect(next?.toISOString()).toBe("2026-03-02T08:00:00.000Z");
+    const next = new Cron(job?.cron ?? "", { timezone: "UTC" }).nextRun(new Date("2026-03-01T09:00:30Z"));
+    expect(next?.toISOString()).toBe("2026-03-01T10:00:00.000Z");
+    // 7 calendar days before expiry, but not the 08:00 run: nothing is raised yet.
+    expect(await runExpiryJob("2026-03-13T07:00:00Z")).toMatchObject({ opened: 0, escalated: 0 });
+    expect(await keyIssue()).toBeUndefined();
   });
 
   it("raises nothing more than 7 days before expiry", async () => {
@@ -110,24 +112,33 @@ describe("API key expiry, account issues and mail", () => {
     expect(smtp.received).toHaveLength(1);
   });
 
-  it("escalates inside the last day before expiry", async () => {
+  it("escalates inside the last day before expiry, in the 08:00 run", async () => {
+    await runExpiryJob("2026-03-19T15:00:00Z");
+    expect(await keyIssue()).toMatchObject({ severity: "warning" });
     await runExpiryJob("2026-03-20T08:00:00Z");
     expect(await keyIssue()).toMatchObject({ severity: "error", status: "open" });
     expect(smtp.received).toHaveLength(2);
     expect(smtp.received[1]?.raw).toContain("Subject: [error] Escalated:");
   });
 
-  it("at expiry the key stops working and the issue turns critical", async () => {
+  it("at expiry the key stops working and the issue turns critical in the next hourly run", async () => {
     t.clock.set("2026-03-20T12:00:00Z");
     const refused = await t.call({ method: "GET", url: "/api/v1/users", headers: auth(`ApiKey ${key.token}`) });
     expect(refused.statusCode).toBe(401);
-    await runExpiryJob("2026-03-21T08:00:00Z");
+    await runExpiryJob("2026-03-20T11:00:00Z");
+    expect(await keyIssue()).toMatchObject({ severity: "error" });
+    await runExpiryJob("2026-03-20T13:00:00Z");
     expect(await keyIssue()).toMatchObject({
       severity: "critical",
       title: "API key 'Expiring export' expired on 2026-03-20 and no longer works",
     });
     expect(smtp.received).toHaveLength(3);
     expect(smtp.received[2]?.raw).toContain("Subject: [critical] Escalated:");
+    // Later runs, hourly and daily, find it critical already: no second mail.
+    await runExpiryJob("2026-03-20T14:00:00Z");
+    await runExpiryJob("2026-03-21T08:00:00Z");
+    expect(await keyIssue()).toMatchObject({ severity: "critical" });
+    expect(smtp.received).toHaveLength(3);
   });
 
   it("closes the issue, and mails it, when the key is deleted", async () => {
@@ -143,6 +154,110 @@ describe("API key expiry, account issues and mail", () => {
     });
     expect(smtp.received).toHaveLength(4);
     expect(smtp.received[3]?.raw).toContain("Resolved: API key 'Expiring export'");
+  });
+});
+
+describe("the expiry issue turns critical within the hour of expiry", () => {
+  const HOUR_MS = 3_600_000;
+  let t: TestApp;
+  let who: Tenancy;
+  let slots: Cron;
+  /** The last scheduled slot run so far. */
+  let ranUntil: Date;
+
+  beforeAll(async () => {
+    t = await startTestApp();
+    t.clock.set("2026-05-01T08:30:00Z");
+    who = await seedTenancy(t);
+    const hook = await t.call({
+      method: "POST",
+      url: "/api/v1/notifications/webhooks",
+      headers: auth(who.apiKey),
+      payload: { url: "https://ops.example.test/hooks", events: ["api_token.expiring", "api_token.expired"] },
+    });
+    expect(hook.statusCode, hook.body).toBe(201);
+    slots = new Cron(t.ctx.jobs.find("api-token-expiry")?.cron ?? "", { timezone: "UTC" });
+    ranUntil = t.clock.now();
+  });
+  afterAll(() => t.close());
+
+  /** Does what the scheduler would: runs the job at every slot of its cron up to `until`. */
+  async function runSlotsUntil(until: string) {
+    for (let slot = slots.nextRun(ranUntil); slot && slot <= new Date(until); slot = slots.nextRun(slot)) {
+      t.clock.set(slot);
+      const res = await t.call({
+        method: "POST",
+        url: "/api/admin/jobs/api-token-expiry/run",
+        headers: auth(`Bearer ${ADMIN_KEY}`),
+        payload: { now: slot.toISOString() },
+      });
+      expect(res.statusCode, res.body).toBe(200);
+      ranUntil = slot;
+    }
+  }
+
+  const newKey = (name: string, expirationDate: string) =>
+    createApiToken(
+      t.ctx.db,
+      who.tenantId,
+      { name, expirationDate: new Date(expirationDate) },
+      { type: "user", id: who.userId, name: "Person" },
+      t.clock.now(),
+    );
+
+  async function issueOf(id: string) {
+    const res = await t.call({
+      method: "GET",
+      url: "/api/v1/issues?kind=api_token_expiring",
+      headers: auth(who.apiKey),
+    });
+    return (res.json().data as { subject: { id: string }; severity: string; title: string }[]).find(
+      (i) => i.subject.id === id,
+    );
+  }
+
+  async function events(id: string) {
+    const rows = await t.ctx.db.query<{ type: string; body: string }>(
+      "select type, body from notification_messages where tenant_id = $1 order by created_at, id",
+      [who.tenantId],
+    );
+    return rows
+      .filter((r) => (JSON.parse(r.body) as { data: { id: string } }).data.id === id)
+      .map((r) => `${r.type} ${(JSON.parse(r.body) as { timestamp: string }).timestamp}`);
+  }
+
+  it("raises at 08:00, escalates at 08:00, and turns critical in the first hourly run after expiry", async () => {
+    const key = await newKey("Half past ten", "2026-05-05T10:30:00Z");
+    // Inside 7 days from the start, but the hourly runs leave raising to the 08:00 run.
+    await runSlotsUntil("2026-05-02T07:00:00Z");
+    expect(await issueOf(key.id)).toBeUndefined();
+    await runSlotsUntil("2026-05-02T08:00:00Z");
+    expect(await issueOf(key.id)).toMatchObject({ severity: "warning" });
+    // Less than a day left from 10:30 the day before: escalation still waits for 08:00.
+    await runSlotsUntil("2026-05-05T07:00:00Z");
+    expect(await issueOf(key.id)).toMatchObject({ severity: "warning" });
+    await runSlotsUntil("2026-05-05T10:00:00Z");
+    expect(await issueOf(key.id)).toMatchObject({ severity: "error" });
+    await runSlotsUntil("2026-05-05T11:00:00Z");
+    expect(await issueOf(key.id)).toMatchObject({
+      severity: "critical",
+      title: "API key 'Half past ten' expired on 2026-05-05 and no longer works",
+    });
+    expect(t.clock.now().getTime() - new Date("2026-05-05T10:30:00Z").getTime()).toBeLessThanOrEqual(HOUR_MS);
+    // The expiry is announced once, by the run that turned the issue critical.
+    await runSlotsUntil("2026-05-06T09:00:00Z");
+    expect(await events(key.id)).toEqual([
+      "api_token.expiring 2026-05-02T08:00:00.000Z",
+      "api_token.expired 2026-05-05T11:00:00.000Z",
+    ]);
+  });
+
+  it("opens a critical issue within the hour for a key that expires before any 08:00 run saw it", async () => {
+    const key = await newKey("Short lived", "2026-05-06T09:20:00Z");
+    await runSlotsUntil("2026-05-06T10:00:00Z");
+    expect(await issueOf(key.id)).toMatchObject({ severity: "critical" });
+    await runSlotsUntil("2026-05-07T09:00:00Z");
+    expect(await events(key.id)).toEqual(["api_token.expired 2026-05-06T10:00:00.000Z"]);
   });
 });
 

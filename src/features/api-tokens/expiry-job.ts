@@ -3,8 +3,11 @@ import type { Job } from "../../platform/jobs.js";
 import { raiseIssue } from "../issues/index.js";
 import { emitNotification } from "../notifications/index.js";
 
-const DAY_MS = 86_400_000;
+const HOUR_MS = 3_600_000;
+const DAY_MS = 24 * HOUR_MS;
 const WARN_DAYS = 7;
+/** The UTC hour of the daily run (spec part 3: "daily job at 08:00 UTC"). */
+const DAILY_HOUR = 8;
 
 interface ExpiringRow {
   id: string;
@@ -14,24 +17,47 @@ interface ExpiringRow {
   last_used_at: Date | null;
 }
 
+const SELECT = "select id, tenant_id, name, expiration_date, last_used_at from api_tokens";
+
+/** The latest 08:00 UTC at or before `now`: the daily run that last went through every key. */
+function lastDailyRun(now: Date): Date {
+  const today = Math.floor(now.getTime() / DAY_MS) * DAY_MS + DAILY_HOUR * HOUR_MS;
+  return new Date(today <= now.getTime() ? today : today - DAY_MS);
+}
+
 /**
- * Daily at 08:00 UTC (spec part 3): a key whose expiry date (UTC) is 7 days away or less gets an
- * `api_token_expiring` issue (warning), inside its last 24 hours the issue escalates (error),
- * and once expired, when the key no longer works, it turns critical. Deleting the key closes
- * the issue.
+ * Hourly, so that an expiry issue turns critical within the hour the key stops working (spec
+ * part 3: "expiry reached -> issue critical"), while raising and escalating stay daily:
+ *
+ * - The 08:00 UTC run (any run whose `now` falls in that hour, manual ones included) goes
+ *   through every key expiring within 7 calendar days: it opens an `api_token_expiring` issue
+ *   (warning), escalates it inside the key's last 24 hours (error), and marks it critical once
+ *   the key has expired.
+ * - Every other run only marks critical the issues of keys that expired since the last 08:00
+ *   run (older ones that run already did), opening the issue if none was raised before.
+ *
+ * Raising is idempotent, so a later run finding the issue critical changes nothing and sends
+ * nothing again. Deleting the key closes the issue.
  */
 export function apiTokenExpiryJob(db: Db): Job {
   return {
     name: "api-token-expiry",
-    description: "Raises, escalates and marks critical the expiry issues of API keys",
-    cron: "0 8 * * *",
+    description:
+      "Hourly: marks critical the expiry issues of API keys that have expired; at 08:00 UTC also raises and escalates them",
+    cron: "0 * * * *",
     async run(now) {
-      const rows = await db.query<ExpiringRow>(
-        "select id, tenant_id, name, expiration_date, last_used_at from api_tokens where expiration_date < $1 order by expiration_date",
-        // Counted in calendar days: on the 13th, a key expiring any time on the 20th is 7 days out.
-        [new Date(Math.floor(now.getTime() / DAY_MS) * DAY_MS + (WARN_DAYS + 1) * DAY_MS)],
-      );
-      const summary = { checked: rows.length, opened: 0, escalated: 0, unchanged: 0 };
+      const daily = now.getUTCHours() === DAILY_HOUR;
+      const rows = daily
+        ? await db.query<ExpiringRow>(
+            `${SELECT} where expiration_date < $1 order by expiration_date`,
+            // Counted in calendar days: on the 13th, a key expiring any time on the 20th is 7 days out.
+            [new Date(Math.floor(now.getTime() / DAY_MS) * DAY_MS + (WARN_DAYS + 1) * DAY_MS)],
+          )
+        : await db.query<ExpiringRow>(
+            `${SELECT} where expiration_date > $1 and expiration_date <= $2 order by expiration_date`,
+            [lastDailyRun(now), now],
+          );
+      const summary = { daily, checked: rows.length, opened: 0, escalated: 0, unchanged: 0 };
       for (const row of rows) {
         const expiresAt = new Date(row.expiration_date);
         const left = expiresAt.getTime() - now.getTime();

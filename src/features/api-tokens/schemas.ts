@@ -34,7 +34,8 @@ export const NewApiTokenBody = Type.Object(
     expirationDate: Type.Optional(
       Type.String({
         format: "date-time",
-        description: "Default one year after creation; at most one year; not in the past",
+        description:
+          "Default one calendar year after creation (same date and time next year, UTC; 29 February gives 28 February); at most that; not in the past",
       }),
     ),
     scopes: Type.Optional(

@@ -55,7 +55,27 @@ function toToken(row: TokenRow): ApiToken {
 }
 
 export const MIN_NAME = 4;
-const ONE_YEAR_MS = 365 * 86_400_000;
+const UNIQUE_VIOLATION = "23505";
+const NAME_INDEX = "api_tokens_name_unique";
+
+/**
+ * "One year after creation" (spec: the default expiry and the latest one allowed) is a calendar
+ * year in UTC: the same month, day and time of day next year, so a year across 29 February is
+ * 366 days. A key created on 29 February gets 28 February of the next year, never 1 March: the
+ * year never runs past the creation date's month.
+ */
+function oneYearAfter(created: Date): Date {
+  const next = new Date(created);
+  next.setUTCFullYear(created.getUTCFullYear() + 1);
+  // 29 February rolled over to 1 March: day 0 of March is the last day of February.
+  if (next.getUTCMonth() !== created.getUTCMonth()) next.setUTCDate(0);
+  return next;
+}
+
+function isNameTaken(error: unknown): boolean {
+  const { code, constraint } = error as { code?: unknown; constraint?: unknown };
+  return code === UNIQUE_VIOLATION && constraint === NAME_INDEX;
+}
 
 /**
  * Checks the requested scopes: each must be a real permission (400 naming it) and, when a
@@ -75,8 +95,9 @@ function checkScopes(scopes: string[], held: ReadonlySet<Permission> | undefined
 
 /**
  * Issues a key for a tenant. Only the SHA-256 of the raw key is stored; a key without scopes
- * is legacy. Name at least 4 characters and unique on the tenant regardless of case; expiry
- * defaults to one year and may be neither past nor later than one year ahead.
+ * is legacy. Name at least 4 characters and unique on the tenant regardless of case (409, also
+ * when a concurrent create wins the race); expiry defaults to one calendar year (`oneYearAfter`)
+ * and may be neither past nor later than that.
  */
 export async function createApiToken(
   db: Queryable,
@@ -88,9 +109,10 @@ export async function createApiToken(
 ): Promise<ApiToken & { token: string }> {
   const name = input.name.trim();
   if (name.length < MIN_NAME) throw ApiError.validation("name", `must be at least ${MIN_NAME} characters`);
-  const expiration = input.expirationDate ?? new Date(now.getTime() + ONE_YEAR_MS);
+  const latest = oneYearAfter(now);
+  const expiration = input.expirationDate ?? latest;
   if (expiration <= now) throw ApiError.validation("expirationDate", "must be in the future");
-  if (expiration.getTime() > now.getTime() + ONE_YEAR_MS) {
+  if (expiration > latest) {
     throw ApiError.validation("expirationDate", "must be at most one year after creation");
   }
   const scopes = checkScopes(input.scopes ?? [], callerPermissions);
@@ -98,24 +120,33 @@ export async function createApiToken(
     tenantId,
     name,
   ]);
-  if (taken.length > 0) throw ApiError.conflict(`An API token named '${name}' already exists`);
+  const nameTaken = () => ApiError.conflict(`An API token named '${name}' already exists`);
+  if (taken.length > 0) throw nameTaken();
   const token = randomSecret();
   const id = newId("tok");
-  await db.query(
-    `insert into api_tokens (id, tenant_id, name, token_hash, scopes, legacy, expiration_date, created_at, created_by)
-     values ($1, $2, $3, $4, $5, $6, $7, $8, $9)`,
-    [
-      id,
-      tenantId,
-      name,
-      sha256Hex(token),
-      scopes,
-      scopes.length === 0,
-      expiration,
-      now,
-      actor.type === "user" ? actor.id : null,
-    ],
-  );
+  try {
+    await db.query(
+      `insert into api_tokens (id, tenant_id, name, token_hash, scopes, legacy, expiration_date, created_at, created_by)
+       values ($1, $2, $3, $4, $5, $6, $7, $8, $9)`,
+      [
+        id,
+        tenantId,
+        name,
+        sha256Hex(token),
+        scopes,
+        scopes.length === 0,
+        expiration,
+        now,
+        actor.type === "user" ? actor.id : null,
+      ],
+    );
+  } catch (error) {
+    // A concurrent create of the same name passed the check above too and committed first:
+    // the unique index refuses this insert, and the caller gets the same 409 as the check gives.
+    // The failed statement has aborted the transaction, so nothing more is run in it.
+    if (isNameTaken(error)) throw nameTaken();
+    throw error;
+  }
   // The raw token never reaches the audit log.
   await recordAudit(db, {
     tenantId,
