@@ -332,8 +332,8 @@ describe("POST events/cancel", () => {
     expect(await statusOf(who, (await eventOf(t, who, onTime, h2.id)).id)).toBe("Queued");
     expect(await statusOf(who, (await eventOf(t, who, early, h1.id)).id)).toBe("Queued");
 
-    // Another tenant's webhook id matches nothing of ours, and their events are never touched.
-    expect((await cancel(who.apiKey, { ...instant, webhookId: theirs.id })).json().data).toEqual({ cancelled: 0 });
+    // Another tenant's webhook id is not found in ours (404), and their events are never touched.
+    expect((await cancel(who.apiKey, { ...instant, webhookId: theirs.id })).statusCode).toBe(404);
     expect((await cancel(who.apiKey, instant)).json().data).toEqual({ cancelled: 1 });
     expect(await statusOf(who, (await eventOf(t, who, onTime, h2.id)).id)).toBe("Cancelled");
     expect(await statusOf(other, theirEvent)).toBe("Queued");
@@ -394,6 +394,41 @@ describe("POST events/cancel", () => {
     const admin = await person(who, ["account.admin", "traffic-sources.delete"]);
     expect((await cancel(admin, range)).json().data).toEqual({ cancelled: 1 });
     expect(await statusOf(who, id)).toBe("Cancelled");
+  });
+});
+
+// API.md Conventions: "ids are then looked up inside the caller's tenant (404)".
+describe("bulk cancel and delete narrowed to a webhook id the tenant does not have", () => {
+  it("answer 404 naming the webhook id, for an unknown id and another tenant's, and change nothing", async () => {
+    const who = await tenant();
+    const other = await tenant();
+    const mine = await createHook(t, who, { url: withId(rx, path("bulk-404-mine")) });
+    const theirs = await createHook(t, other, { url: withId(rx, path("bulk-404-theirs")) });
+    const mineEvent = (await eventOf(t, who, await convert(t, who))).id;
+    const theirEvent = (await eventOf(t, other, await convert(t, other))).id;
+    const today = START.toISOString().slice(0, 10);
+
+    for (const webhookId of ["wh_does_not_exist", theirs.id]) {
+      for (const [name, send] of [
+        ["cancel", cancel],
+        ["delete", deleteRange],
+      ] as const) {
+        const res = await send(who.apiKey, { webhookId, dateFrom: today, dateTo: today });
+        expect(res.statusCode, `${name} ${webhookId}: ${res.body}`).toBe(404);
+        expect(res.json().code).toBe("not_found");
+        expect(res.json().message).toContain(webhookId);
+      }
+    }
+    expect(await statusOf(who, mineEvent)).toBe("Queued");
+    expect(await statusOf(other, theirEvent)).toBe("Queued");
+
+    // The tenant's own webhook id still narrows as before.
+    const narrowed = await cancel(who.apiKey, { webhookId: mine.id, dateFrom: today, dateTo: today });
+    expect(narrowed.statusCode, narrowed.body).toBe(200);
+    expect(narrowed.json().data).toEqual({ cancelled: 1 });
+    const deleted = await deleteRange(who.apiKey, { webhookId: mine.id, dateFrom: today, dateTo: today });
+    expect(deleted.json().data).toEqual({ deleted: 1 });
+    expect(await statusOf(other, theirEvent)).toBe("Queued");
   });
 });
 
@@ -516,6 +551,93 @@ describe("deleting events", () => {
     const admin = await person(who, ["account.admin", "traffic-sources.delete"]);
     expect((await deleteRange(admin, range)).json().data).toEqual({ deleted: 1 });
     expect(await listEvents(t, who)).toEqual([]);
+  });
+});
+
+// API.md Conventions: "A missing permission is 403 before any lookup", and the body is validated
+// after the permissions: a caller lacking either permission is refused the same way whatever it sends.
+describe("permissions of the destructive event routes come before the body and any lookup", () => {
+  it("cancel, range delete and single delete are 403 for a caller without account.admin, even with a bad body", async () => {
+    const who = await tenant();
+    await createHook(t, who, { url: withId(rx, path("perm-order")) });
+    const { id } = await eventOf(t, who, await convert(t, who));
+    const deleterOnly = await person(who, ["traffic-sources.delete", "webhooks.read", "webhooks.update"]);
+    const today = START.toISOString().slice(0, 10);
+
+    for (const authorization of [deleterOnly, who.bearer]) {
+      for (const payload of [{}, { bogus: true }, { dateFrom: "yesterday" }, { dateFrom: today, dateTo: today }]) {
+        for (const [name, send] of [
+          ["cancel", cancel],
+          ["delete", deleteRange],
+        ] as const) {
+          const res = await send(authorization, payload);
+          expect(res.statusCode, `${name} ${JSON.stringify(payload)}: ${res.body}`).toBe(403);
+          expect(res.json().code).toBe("forbidden");
+        }
+      }
+      for (const target of [id, "evt_does_not_exist"]) {
+        const res = await deleteOne(authorization, target);
+        expect(res.statusCode, `${target}: ${res.body}`).toBe(403);
+      }
+    }
+    const bad = await cancel(deleterOnly, { bogus: true });
+    expect(bad.json().message).toContain("account.admin");
+    expect(await statusOf(who, id)).toBe("Queued");
+
+    // With both permissions the same bad body is a 400.
+    expect((await cancel(who.apiKey, { bogus: true })).statusCode).toBe(400);
+  });
+});
+
+describe("GET events/{id}/attempts", () => {
+  const attemptsPage = (who: Tenancy, id: string, query = "") =>
+    t.call({ method: "GET", url: `${WEBHOOKS_API}/events/${id}/attempts${query}`, headers: auth(who.apiKey) });
+
+  it("pages the attempt log with offset and limit, oldest first, answering the pagination", async () => {
+    const who = await tenant();
+    const p = path("attempt-pages");
+    rx.on(p, { status: 500, body: "down" });
+    await createHook(t, who, { url: withId(rx, p) });
+    const { id } = await eventOf(t, who, await convert(t, who));
+    for (let round = 1; round <= 3; round += 1) {
+      expect(await tick(), `round ${round}`).toBe(1);
+      t.clock.advance(1.2 * HOUR);
+    }
+    expect(rx.at(p)).toHaveLength(3);
+
+    const all = await attemptsPage(who, id);
+    expect(all.statusCode, all.body).toBe(200);
+    expect(all.json().pagination).toEqual({ offset: 0, limit: 50, total: 3 });
+    const allAttempts = all.json().data as { id: string; attempt: number }[];
+    expect(allAttempts.map((a) => a.attempt)).toEqual([1, 2, 3]);
+
+    const second = await attemptsPage(who, id, "?offset=1&limit=1");
+    expect(second.statusCode, second.body).toBe(200);
+    expect(second.json().pagination).toEqual({ offset: 1, limit: 1, total: 3 });
+    expect((second.json().data as { id: string }[]).map((a) => a.id)).toEqual([allAttempts[1]?.id]);
+
+    const past = await attemptsPage(who, id, "?offset=3&limit=2");
+    expect(past.json()).toMatchObject({ data: [], pagination: { offset: 3, limit: 2, total: 3 } });
+
+    for (const query of ["?limit=0", "?limit=501", "?offset=-1", "?offset=x"]) {
+      const res = await attemptsPage(who, id, query);
+      expect(res.statusCode, `${query}: ${res.body}`).toBe(400);
+      expect(res.json().code).toBe("validation_error");
+    }
+  });
+
+  it("documents offset, limit and the pagination in the OpenAPI document", async () => {
+    const res = await t.call({ method: "GET", url: "/api/swagger/v1/swagger.json" });
+    expect(res.statusCode).toBe(200);
+    const doc = JSON.parse(res.body);
+    const operation = doc.paths[`${WEBHOOKS_API}/events/{id}/attempts`]?.get;
+    expect(operation).toBeDefined();
+    const query = (operation.parameters as { in: string; name: string }[]).filter((p) => p.in === "query");
+    expect(query.map((p) => p.name).sort()).toEqual(["limit", "offset"]);
+    const schema = operation.responses["200"].content["application/json"].schema;
+    expect(Object.keys(schema.properties).sort()).toEqual(["code", "data", "message", "pagination"]);
+    expect(Object.keys(schema.properties.pagination.properties).sort()).toEqual(["limit", "offset", "total"]);
+    expect(schema.properties.data.type).toBe("array");
   });
 });
 
@@ -686,6 +808,29 @@ describe("POST settings/{id}/simulate", () => {
     const events = await listEvents(t, who, `?webhookId=${hook.id}`);
     expect(events.find((e) => e.conversionId === conversion)?.simulated).toBe(false);
     expect(events.find((e) => e.id === simulated)?.simulated).toBe(true);
+  });
+
+  // API.md: "A Disabled webhook creates no events."
+  it("refuses a Disabled webhook with 409 naming the reason, creating no event; once enabled it simulates", async () => {
+    const who = await tenant();
+    const p = path("disabled");
+    const hook = await createHook(t, who, { url: withId(rx, p), status: "Disabled" });
+
+    const refused = await simulate(t, who.apiKey, hook.id);
+    expect(refused.statusCode, refused.body).toBe(409);
+    expect(refused.json().code).toBe("conflict");
+    expect(refused.json().message).toContain("webhook is Disabled; enable it to simulate");
+    expect(await listEvents(t, who, `?webhookId=${hook.id}`)).toEqual([]);
+
+    // Nothing waits to go out once it is enabled again.
+    await enableHook(t, who, hook.id);
+    expect(await tick()).toBe(0);
+    expect(rx.at(p)).toEqual([]);
+
+    const accepted = await simulate(t, who.apiKey, hook.id);
+    expect(accepted.statusCode, accepted.body).toBe(202);
+    expect(await tick()).toBe(1);
+    expect(rx.at(p)).toHaveLength(1);
   });
 
   it("answers 404 for an unknown webhook and another tenant's, 401 without a credential, 403 without account.admin", async () => {

@@ -550,6 +550,35 @@ describe("outgoing webhook settings", () => {
       expect(res.json().data.errors[0].path).toBe("url");
     });
 
+    // A value the conversion does not have renders empty (spec part 2): a URL that is then no web
+    // address would only be found at send time, suspending the webhook as 'Webhook URL Is Invalid'.
+    it("refuses a URL that is no web address once a placeholder renders empty, naming the placeholder", async () => {
+      const url = "https://{{{parameterA}}}/postback";
+      const res = await post(who, { name: "Host from a value", url, method: "GET" });
+      expect(res.statusCode, res.body).toBe(400);
+      expect(res.json().code).toBe("validation_error");
+      expect(res.json().message).toContain("{{{parameterA}}}");
+      expect(res.json().message).toContain("empty");
+      expect(res.json().message).toContain("'https:///postback'");
+      expect(res.json().data.errors).toEqual([{ path: "url", message: res.json().message }]);
+
+      const hook = await create(who, {}, "Patched to a host from a value");
+      const patched = await patch(who, hook.id, { url: "https://{{{parameterA}}}{{{parameterB}}}/postback" });
+      expect(patched.statusCode, patched.body).toBe(400);
+      expect(patched.json().message).toMatch(/placeholders are empty.*'https:\/\/\/postback'/);
+      expect((await get(who, hook.id)).json().data).toEqual(hook);
+      expect((await remove(who, hook.id)).statusCode).toBe(200);
+
+      // Still accepted: an empty value that leaves a web address behind.
+      const fine = await post(who, {
+        name: "Value in the path",
+        url: "https://r.example/{{{parameterA}}}/pb",
+        method: "GET",
+      });
+      expect(fine.statusCode, fine.body).toBe(201);
+      expect((await remove(who, fine.json().data.id)).statusCode).toBe(200);
+    });
+
     it("stores nothing for a refused URL", async () => {
       expect((await list(who)).json().pagination?.total).toBe(0);
     });
@@ -618,6 +647,17 @@ describe("outgoing webhook settings", () => {
         expect(res.json().data).toMatchObject({ valid: false, placeholder: null, sampleUrl: null });
         expect(res.json().data.message).toMatch(/http or https/);
       }
+    });
+
+    it("answers valid false naming the placeholder whose empty value leaves no web address", async () => {
+      const res = await validate(who, "https://{{{parameterA}}}/postback");
+      expect(res.statusCode).toBe(200);
+      expect(res.json().data).toEqual({
+        valid: false,
+        message: expect.stringContaining("{{{parameterA}}}"),
+        placeholder: "{{{parameterA}}}",
+        sampleUrl: null,
+      });
     });
 
     it("saves nothing", async () => {

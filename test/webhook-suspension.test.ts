@@ -10,6 +10,7 @@ import {
   enableHook,
   eventOf,
   getHook,
+  patchHook,
   simulateEvent,
   startWebhookTestApp,
   WEBHOOKS_API,
@@ -238,6 +239,28 @@ describe("suspension after 5 days of nothing but failures", () => {
     await tick();
     expect(await statusOfHook(who, hook.id)).toBe("Suspended");
     expect(rx.at(real).length).toBeGreaterThanOrEqual(3);
+  });
+
+  // Only a status change restarts the count: a PATCH resending the current status (a form saving
+  // every field, say) must not give a failing webhook 5 more days.
+  it("a PATCH carrying the current status does not restart the 5 days of failures", async () => {
+    const who = await seedTenancy(t);
+    const { hook, real } = await failingHook(who);
+    await convert(t, who);
+    expect(await tick()).toBe(1);
+    expect(rx.at(real)).toHaveLength(1);
+
+    at(3 * DAY);
+    const saved = await patchHook(t, who, hook.id, { status: "Enabled", name: "Flaky receiver, renamed" });
+    expect(saved).toMatchObject({ status: "Enabled", statusReason: null, name: "Flaky receiver, renamed" });
+
+    // 5 days after the first failure: the next failed attempts suspend it, as without the PATCH.
+    at(5 * DAY);
+    await convert(t, who);
+    expect(await tick()).toBe(2);
+    const suspended = await getHook(t, who, hook.id);
+    expect(suspended.status).toBe("Suspended");
+    expect(suspended.statusReason).toMatch(/fail/i);
   });
 
   it("re-enabled while the receiver still fails: it is suspended again only 5 days after the next failure", async () => {

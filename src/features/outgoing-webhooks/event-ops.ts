@@ -1,4 +1,5 @@
 import type { Queryable } from "../../platform/db/index.js";
+import { ApiError } from "../../platform/http/errors.js";
 import { newId } from "../../platform/ids.js";
 import type { ConversionType } from "../tracking/index.js";
 import { announceEvents } from "./fan-out.js";
@@ -24,6 +25,16 @@ function rangeWhere(range: EventRange): { where: string; params: unknown[] } {
   return { where, params };
 }
 
+/** A range narrowed to one webhook names one of the tenant's (API.md: ids are looked up in the tenant, 404). */
+async function checkRangeWebhook(db: Queryable, tenantId: string, range: EventRange): Promise<void> {
+  if (range.webhookId === undefined) return;
+  const [row] = await db.query("select 1 from outgoing_webhooks where tenant_id = $1 and id = $2", [
+    tenantId,
+    range.webhookId,
+  ]);
+  if (!row) throw ApiError.notFound("Webhook", range.webhookId);
+}
+
 /** Queues one event for a new attempt now, whatever its status. False when it does not exist. */
 export async function resendEvent(db: Queryable, tenantId: string, id: string, now: Date): Promise<boolean> {
   const rows = await db.query(
@@ -37,6 +48,7 @@ export async function resendEvent(db: Queryable, tenantId: string, id: string, n
 
 /** Cancels the range's events that are still waiting; returns how many. */
 export async function cancelEvents(db: Queryable, tenantId: string, range: EventRange): Promise<number> {
+  await checkRangeWebhook(db, tenantId, range);
   const { where, params } = rangeWhere(range);
   const rows = await db.query(
     `update webhook_events set status = 'Cancelled', next_attempt_at = null, lease_until = null, lease_token = null
@@ -59,6 +71,7 @@ export async function deleteEvents(
     ]);
     return rows.length;
   }
+  await checkRangeWebhook(db, tenantId, range);
   const { where, params } = rangeWhere(range);
   const rows = await db.query(`delete from webhook_events where tenant_id = $1 and ${where} returning 1`, [
     tenantId,
@@ -114,7 +127,11 @@ function sampleSnapshot(type: ConversionType, now: Date): Snapshot {
   };
 }
 
-/** Queues a simulated event for the webhook; its outcome shows in the webhook's delivery log. */
+/**
+ * Queues a simulated event for the webhook; its outcome shows in the webhook's delivery log.
+ * A Disabled webhook creates no events (API.md), simulated ones included: 409. The row lock
+ * keeps a concurrent PATCH from disabling it between the check and the insert.
+ */
 export async function simulate(
   db: Queryable,
   tenantId: string,
@@ -122,6 +139,14 @@ export async function simulate(
   type: ConversionType,
   now: Date,
 ): Promise<string> {
+  const [hook] = await db.query<{ status: string }>(
+    "select status from outgoing_webhooks where tenant_id = $1 and id = $2 for share",
+    [tenantId, webhookId],
+  );
+  if (!hook) throw ApiError.notFound("Webhook", webhookId);
+  if (hook.status === "Disabled") {
+    throw ApiError.conflict(`webhook is Disabled; enable it to simulate (webhook '${webhookId}')`);
+  }
   const id = newId("evt");
   await db.query(
     `insert into webhook_events (id, tenant_id, webhook_id, conversion_id, click_id, conversion_type, snapshot, status,

@@ -1,4 +1,5 @@
 import type { FastifyPluginAsyncTypebox } from "@fastify/type-provider-typebox";
+import type { FastifyReply, FastifyRequest, HookHandlerDoneFunction } from "fastify";
 import { Type } from "typebox";
 import type { AppContext } from "../../context.js";
 import { DateParam, parseDateRange } from "../../platform/http/dates.js";
@@ -56,6 +57,7 @@ const EventQuery = Type.Object(
   { additionalProperties: false },
 );
 const EventId = Type.Object({ id: Type.String({ maxLength: 100 }) });
+const AttemptQuery = Type.Object({ ...PageQuery.properties }, { additionalProperties: false });
 
 const RangeBody = Type.Object(
   {
@@ -72,8 +74,19 @@ function rangeOf(body: { webhookId?: string | undefined; dateFrom: string; dateT
   return { webhookId: body.webhookId, from, to };
 }
 
-// Spec 5.12: deleting or bulk-cancelling events needs account-admin and traffic-sources.delete.
-const destructive = { permission: "traffic-sources.delete" } as const;
+/**
+ * Spec 5.12: deleting or bulk-cancelling events needs account-admin and traffic-sources.delete.
+ * The auth hook checks the route's one declared permission; account.admin (which does not imply
+ * traffic-sources.delete) is checked right after it, still in onRequest, so a caller without
+ * either is refused (403) before the body is validated or anything is looked up.
+ */
+const destructive = {
+  config: { permission: "traffic-sources.delete" },
+  onRequest: (request: FastifyRequest, _reply: FastifyReply, done: HookHandlerDoneFunction) => {
+    requirePermission(callerOf(request), "account.admin");
+    done();
+  },
+} as const;
 
 /** Delivery events and their attempt logs. */
 export function webhookEventRoutes(ctx: AppContext): FastifyPluginAsyncTypebox {
@@ -124,14 +137,16 @@ export function webhookEventRoutes(ctx: AppContext): FastifyPluginAsyncTypebox {
           tags: [TAG],
           summary: "The attempts of one delivery event, oldest first",
           params: EventId,
-          response: { 200: Envelope(Type.Array(Attempt)), ...errorResponses },
+          querystring: AttemptQuery,
+          response: { 200: PagedEnvelope(Attempt), ...errorResponses },
         },
       },
       async (request) => {
         const tenantId = callerOf(request).tenantId;
         const event = await getEvent(ctx.db, tenantId, request.params.id);
         if (!event) throw ApiError.notFound("Delivery event", request.params.id);
-        return ok(await listAttempts(ctx.db, tenantId, event.id));
+        const { items, total } = await listAttempts(ctx.db, tenantId, event.id, request.query);
+        return paged(items, request.query, total);
       },
     );
 
@@ -158,7 +173,7 @@ export function webhookEventRoutes(ctx: AppContext): FastifyPluginAsyncTypebox {
     app.post(
       `${BASE}/cancel`,
       {
-        config: destructive,
+        ...destructive,
         schema: {
           tags: [TAG],
           summary: "Cancel the events of a date range (optionally one webhook's) that are still waiting",
@@ -168,7 +183,6 @@ export function webhookEventRoutes(ctx: AppContext): FastifyPluginAsyncTypebox {
       },
       async (request) => {
         const caller = callerOf(request);
-        requirePermission(caller, "account.admin");
         const cancelled = await cancelEvents(ctx.db, caller.tenantId, rangeOf(request.body));
         return ok({ cancelled }, `${cancelled} cancelled`);
       },
@@ -177,7 +191,7 @@ export function webhookEventRoutes(ctx: AppContext): FastifyPluginAsyncTypebox {
     app.post(
       `${BASE}/delete`,
       {
-        config: destructive,
+        ...destructive,
         schema: {
           tags: [TAG],
           summary: "Delete the events of a date range (optionally one webhook's) with their attempts",
@@ -187,7 +201,6 @@ export function webhookEventRoutes(ctx: AppContext): FastifyPluginAsyncTypebox {
       },
       async (request) => {
         const caller = callerOf(request);
-        requirePermission(caller, "account.admin");
         const deleted = await deleteEvents(ctx.db, caller.tenantId, rangeOf(request.body));
         return ok({ deleted }, `${deleted} deleted`);
       },
@@ -196,7 +209,7 @@ export function webhookEventRoutes(ctx: AppContext): FastifyPluginAsyncTypebox {
     app.delete(
       `${BASE}/:id`,
       {
-        config: destructive,
+        ...destructive,
         schema: {
           tags: [TAG],
           summary: "Delete one event with its attempts",
@@ -206,7 +219,6 @@ export function webhookEventRoutes(ctx: AppContext): FastifyPluginAsyncTypebox {
       },
       async (request) => {
         const caller = callerOf(request);
-        requirePermission(caller, "account.admin");
         const deleted = await deleteEvents(ctx.db, caller.tenantId, { id: request.params.id });
         if (deleted === 0) throw ApiError.notFound("Delivery event", request.params.id);
         return ok({ id: request.params.id, deleted: true }, "Deleted");

@@ -114,20 +114,39 @@ export interface Attempt {
   error: string | null;
 }
 
-export async function listAttempts(db: Queryable, tenantId: string, eventId: string): Promise<Attempt[]> {
-  const rows = await db.query<{
-    id: string;
-    attempt: number;
-    at: Date;
-    url_template: string;
-    method: string;
-    request: Attempt["request"];
-    response: Attempt["response"];
-    duration_ms: number;
-    error_type: string | null;
-    error: string | null;
-  }>("select * from webhook_attempts where tenant_id = $1 and event_id = $2 order by attempt, at", [tenantId, eventId]);
-  return rows.map((row) => ({
+interface AttemptRow {
+  id: string;
+  attempt: number;
+  at: Date;
+  url_template: string;
+  method: string;
+  request: Attempt["request"];
+  response: Attempt["response"];
+  duration_ms: number;
+  error_type: string | null;
+  error: string | null;
+}
+
+/** One page of an event's attempts, oldest first. */
+export async function listAttempts(
+  db: Queryable,
+  tenantId: string,
+  eventId: string,
+  page: { offset: number; limit: number },
+): Promise<{ items: Attempt[]; total: number }> {
+  const where = new Conditions("a.tenant_id = $1", tenantId).add("a.event_id = $", eventId);
+  const { rows, total } = await selectPage<AttemptRow>(
+    db,
+    {
+      select: "a.*",
+      from: "webhook_attempts a",
+      where: where.sql,
+      params: where.params,
+      orderBy: "a.attempt, a.at, a.id",
+    },
+    page,
+  );
+  const items = rows.map((row) => ({
     id: row.id,
     attempt: row.attempt,
     at: new Date(row.at).toISOString(),
@@ -139,4 +158,5 @@ export async function listAttempts(db: Queryable, tenantId: string, eventId: str
     errorType: row.error_type,
     error: row.error,
   }));
+  return { items, total };
 }

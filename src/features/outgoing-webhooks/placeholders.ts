@@ -179,7 +179,8 @@ const LIVE_SAMPLE_VALUES: PlaceholderValues = Object.fromEntries(
 
 /**
  * Save-time validation: every placeholder a known plain name, and the template rendered with
- * sample values an absolute http or https URL. Returns the rendered sample.
+ * sample values an absolute http or https URL, also with every placeholder empty (a value the
+ * conversion does not have). Returns the rendered sample.
  */
 export function validateTemplate(template: string): string {
   // biome-ignore lint/suspicious/noControlCharactersInRegex: finding them is the point
@@ -192,7 +193,8 @@ export function validateTemplate(template: string): string {
     const near = template.slice(Math.max(0, template.indexOf(leftover[0])), template.indexOf(leftover[0]) + 24);
     throw new PlaceholderError(`Placeholder near '${near}' is not closed or is nested`, near);
   }
-  for (const token of tokens(template)) {
+  const found = tokens(template);
+  for (const token of found) {
     if (token.problem === "not_plain") {
       throw new PlaceholderError(
         `Placeholder '${token.text}' is not a plain name (write one name, e.g. \${clickId})`,
@@ -206,8 +208,34 @@ export function validateTemplate(template: string): string {
   const live = render(template, LIVE_SAMPLE_VALUES);
   const problem = webAddressProblem(live);
   if (problem !== null) throw new PlaceholderError(problem, null);
+  emptyValueProblem(template, found);
   // The sample shown to the caller fills the simulate-only names too.
   return render(template, SAMPLE_VALUES);
+}
+
+/**
+ * A value the conversion does not have renders empty, and a URL that is then no web address gets
+ * its webhook suspended at send time: refuse it at save instead. Names the placeholder whose
+ * emptiness alone breaks the URL when there is one; otherwise the URL breaks only with several
+ * empty at once, and the rendering with all of them empty is quoted.
+ */
+function emptyValueProblem(template: string, found: Token[]): void {
+  const allEmpty = render(template, {});
+  if (webAddressProblem(allEmpty) === null) return;
+  for (const token of found) {
+    if (token.name === null) continue;
+    const rendered = render(template, { ...LIVE_SAMPLE_VALUES, [token.name]: null });
+    if (webAddressProblem(rendered) !== null) {
+      throw new PlaceholderError(
+        `URL does not resolve to an absolute http or https address when '${token.text}' is empty, as it is for a conversion without that value: '${rendered}'`,
+        token.text,
+      );
+    }
+  }
+  throw new PlaceholderError(
+    `URL does not resolve to an absolute http or https address when its placeholders are empty, as they are for a conversion without those values: '${allEmpty}'`,
+    null,
+  );
 }
 
 /**

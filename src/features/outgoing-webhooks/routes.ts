@@ -153,9 +153,10 @@ export function webhookSettingsRoutes(ctx: AppContext): FastifyPluginAsyncTypebo
         schema: {
           tags: [TAG],
           summary: "Send a sample conversion to the webhook; the outcome shows in its delivery log, marked simulated",
+          description: "A Disabled webhook creates no events: simulating one is refused with 409 conflict.",
           params: WebhookId,
           body: SimulateBody,
-          response: { 202: Envelope(Type.Object({ eventId: Type.String() })), ...errorResponses },
+          response: { 202: Envelope(Type.Object({ eventId: Type.String() })), ...errorResponses, ...conflict },
         },
         // The body is optional: no body is the same as {}.
         preValidation: (request, _reply, done) => {

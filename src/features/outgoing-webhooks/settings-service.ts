@@ -245,10 +245,11 @@ export async function updateWebhook(
   if (input.conversionTypes !== undefined) set("conversion_types", input.conversionTypes);
   if (input.eventNames !== undefined) set("event_names", normalizedEventNames(input.eventNames));
   if (input.attributionSources !== undefined) set("attribution_sources", input.attributionSources);
-  if (input.status !== undefined) {
+  if (input.status !== undefined && input.status !== existing.status) {
     set("status", input.status);
     // The caller's choice replaces whatever reason the service gave for a suspension, and
-    // the five days of failures that suspend a webhook count again from here.
+    // the five days of failures that suspend a webhook count again from here. Only a real
+    // change does: resending the current status must not restart the count.
     set("status_reason", null);
     set("failing_since", null);
   }
