@@ -48,7 +48,7 @@ import { UsageMeter, usageMetering, usagePurgeJob, usageRoutes } from "./feature
 import { loadBuildInfo } from "./platform/build-info.js";
 import { type Clock, systemClock } from "./platform/clock.js";
 import type { Db } from "./platform/db/index.js";
-import { httpConventions } from "./platform/http/conventions.js";
+import { frameworkErrors, httpConventions, MAX_PARAM_LENGTH } from "./platform/http/conventions.js";
 import { type RateLimitOptions, rateLimits } from "./platform/http/rate-limit.js";
 import { newId, newRequestId } from "./platform/ids.js";
 import { JobRegistry } from "./platform/jobs.js";
@@ -91,6 +91,9 @@ export async function buildApp(options: AppOptions): Promise<{ app: FastifyInsta
     // Fastify's types take a hop count only as a function.
     trustProxy: typeof trustProxy === "number" ? (_address: string, hop: number) => hop < trustProxy : trustProxy,
     forceCloseConnections: "idle",
+    routerOptions: { maxParamLength: MAX_PARAM_LENGTH },
+    // The router's own refusals (bad percent-encoding, ...) in the envelope too.
+    frameworkErrors,
     ajv: {
       // verbose: errors carry the value at fault, so a message can name it.
       customOptions: {

@@ -183,6 +183,14 @@ describe("performance report numbers equal the workload", () => {
       fields: "date",
     });
     expect(byTime).toEqual(byDate);
+    // A `+` offset sent unencoded arrives as a space and still reads as `+` (01:00 at +01:00 is
+    // midnight UTC of the 28th).
+    const bySpace = await all({
+      conversionDateFrom: "2026-04-27T23:59:59 00:00",
+      conversionDateTo: "2026-04-28T01:00:00 01:00",
+      fields: "date",
+    });
+    expect(bySpace).toEqual(byDate);
     expect(byDate.map((r) => r.date)).toEqual(["2026-04-27", "2026-04-28"]);
     // A window with no traffic: the total row is all zeros.
     const [empty] = await expectReport([], { from: "2026-01-01", to: "2026-01-31" });

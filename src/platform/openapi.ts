@@ -1,7 +1,33 @@
-import type { SwaggerOptions } from "@fastify/swagger";
+import type { SwaggerOptions, SwaggerTransform } from "@fastify/swagger";
 
 const VERSION_NOTE =
   "Version is in the path (/api/v1). Every /api answer uses the envelope { code, message, data, pagination? }.";
+
+function isRecord(value: unknown): value is Record<string, unknown> {
+  return typeof value === "object" && value !== null && !Array.isArray(value);
+}
+
+/**
+ * A query parameter with a `default` is optional to the caller: the service fills it in
+ * (ajv's useDefaults). The validating schema still lists it as required, so that the handler's
+ * static type has it; only the published copy leaves it out of `required`.
+ */
+function defaultsOptional(querystring: unknown): unknown {
+  if (!isRecord(querystring) || !Array.isArray(querystring.required)) return querystring;
+  const { properties } = querystring;
+  if (!isRecord(properties)) return querystring;
+  const required = querystring.required.filter((name) => {
+    const property = typeof name === "string" ? properties[name] : undefined;
+    return !(isRecord(property) && "default" in property);
+  });
+  return required.length === querystring.required.length ? querystring : { ...querystring, required };
+}
+
+/** Adjusts each route's schema for the document only; validation keeps the original. */
+const documentTransform: SwaggerTransform = ({ schema, url }) => {
+  if (!isRecord(schema) || schema.querystring === undefined) return { schema, url };
+  return { schema: { ...schema, querystring: defaultsOptional(schema.querystring) }, url };
+};
 
 /** The @fastify/swagger options of one published document: the client surface or the admin surface. */
 export function openApiDocument(surface: "client" | "admin", publicBaseUrl: string): SwaggerOptions {
@@ -39,5 +65,6 @@ export function openApiDocument(surface: "client" | "admin", publicBaseUrl: stri
       },
       security: client ? [{ ApiKey: [] }, { BearerJwt: [] }] : [{ adminKey: [] }],
     },
+    transform: documentTransform,
   };
 }

@@ -2,7 +2,7 @@ import type { FastifyPluginAsyncTypebox } from "@fastify/type-provider-typebox";
 import { Type } from "typebox";
 import type { AppContext } from "../../context.js";
 import { secretsEqual } from "../../platform/crypto.js";
-import { Envelope, errorResponses, ok, PagedEnvelope, paged } from "../../platform/http/envelope.js";
+import { conflictResponses, Envelope, errorResponses, ok, PagedEnvelope, paged } from "../../platform/http/envelope.js";
 import { ApiError } from "../../platform/http/errors.js";
 import { newId } from "../../platform/ids.js";
 import { runJob } from "../../platform/jobs.js";
@@ -155,7 +155,7 @@ export function adminRoutes(ctx: AppContext, adminKey: string): FastifyPluginAsy
           security,
           params: TenantId,
           body: NewUserBody,
-          response: { 201: Envelope(UserSchema), ...errorResponses },
+          response: { 201: Envelope(UserSchema), ...conflictResponses },
         },
       },
       async (request, reply) => {

@@ -1,14 +1,15 @@
 import type { FastifyPluginAsyncTypebox } from "@fastify/type-provider-typebox";
 import { Type } from "typebox";
 import type { AppContext } from "../../context.js";
-import { Envelope, errorResponses, ok, PagedEnvelope, paged } from "../../platform/http/envelope.js";
+import { conflictResponses, Envelope, errorResponses, ok, PagedEnvelope, paged } from "../../platform/http/envelope.js";
 import { ApiError } from "../../platform/http/errors.js";
+import { couldBeId, PathId } from "../../platform/http/path-ids.js";
 import { actorOf } from "../audit/index.js";
 import { callerOf, PERMISSIONS } from "../auth/index.js";
 import { ApiTokenSchema, CreatedApiToken, NewApiTokenBody, TokenListQuery } from "./schemas.js";
 import { createApiToken, deleteApiToken, getApiToken, listApiTokens } from "./service.js";
 
-const TokenId = Type.Object({ id: Type.String({ maxLength: 100 }) });
+const TokenId = PathId("tok", "API key");
 
 /**
  * /api-tokens: every endpoint needs account.admin (the auth hook, 403 first) and the tenant's
@@ -31,7 +32,7 @@ export function apiTokenRoutes(ctx: AppContext): FastifyPluginAsyncTypebox {
           tags: ["API tokens"],
           summary: "Create an API key; the raw key is in this answer only",
           body: NewApiTokenBody,
-          response: { 201: Envelope(CreatedApiToken), ...errorResponses },
+          response: { 201: Envelope(CreatedApiToken), ...conflictResponses },
         },
       },
       async (request, reply) => {
@@ -96,8 +97,9 @@ export function apiTokenRoutes(ctx: AppContext): FastifyPluginAsyncTypebox {
         },
       },
       async (request) => {
-        const token = await getApiToken(ctx.db, callerOf(request).tenantId, request.params.id);
-        if (!token) throw ApiError.notFound("API token", request.params.id);
+        const { id } = request.params;
+        const token = couldBeId(id, "tok") ? await getApiToken(ctx.db, callerOf(request).tenantId, id) : null;
+        if (!token) throw ApiError.notFound("API token", id);
         return ok(token);
       },
     );
@@ -117,9 +119,9 @@ export function apiTokenRoutes(ctx: AppContext): FastifyPluginAsyncTypebox {
       async (request) => {
         const caller = callerOf(request);
         const { id } = request.params;
-        const deleted = await ctx.db.transaction((tx) =>
-          deleteApiToken(tx, caller.tenantId, id, actorOf(caller), ctx.clock.now()),
-        );
+        const deleted =
+          couldBeId(id, "tok") &&
+          (await ctx.db.transaction((tx) => deleteApiToken(tx, caller.tenantId, id, actorOf(caller), ctx.clock.now())));
         // This node stops accepting the key now; the others hear it through the broadcast.
         if (deleted) ctx.apiKeys.forget(id);
         return ok({ id, deleted }, deleted ? "Deleted" : "No such key; nothing to delete");

@@ -4,6 +4,7 @@ import type { AppContext } from "../../context.js";
 import { DateParam, parseDateRange } from "../../platform/http/dates.js";
 import { Envelope, errorResponses, ok, PagedEnvelope, PageQuery, paged } from "../../platform/http/envelope.js";
 import { ApiError } from "../../platform/http/errors.js";
+import { couldBeId, PathId } from "../../platform/http/path-ids.js";
 import { callerOf } from "../auth/index.js";
 import { getAudit, listAudit } from "./service.js";
 
@@ -61,13 +62,14 @@ export function auditRoutes(ctx: AppContext): FastifyPluginAsyncTypebox {
         schema: {
           tags: ["Audit log"],
           summary: "One audit entry",
-          params: Type.Object({ id: Type.String({ maxLength: 64 }) }),
+          params: PathId("aud", "audit entry"),
           response: { 200: Envelope(AuditRecord), ...errorResponses },
         },
       },
       async (request) => {
-        const entry = await getAudit(ctx.db, callerOf(request).tenantId, request.params.id);
-        if (!entry) throw ApiError.notFound("Audit entry", request.params.id);
+        const { id } = request.params;
+        const entry = couldBeId(id, "aud") ? await getAudit(ctx.db, callerOf(request).tenantId, id) : null;
+        if (!entry) throw ApiError.notFound("Audit entry", id);
         return ok(entry);
       },
     );

@@ -2,7 +2,7 @@ import type { FastifyPluginAsyncTypebox } from "@fastify/type-provider-typebox";
 import type { FastifyRequest } from "fastify";
 import { Type } from "typebox";
 import type { AppContext } from "../../context.js";
-import { Envelope, errorResponses, ok, PagedEnvelope, paged } from "../../platform/http/envelope.js";
+import { conflictResponses, Envelope, errorResponses, ok, PagedEnvelope, paged } from "../../platform/http/envelope.js";
 import { ApiError } from "../../platform/http/errors.js";
 import { actorOf } from "../audit/index.js";
 import { callerOf } from "../auth/index.js";
@@ -71,7 +71,7 @@ function resourceRoutes(ctx: AppContext, resource: CatalogResource): FastifyPlug
           tags: [tag],
           summary: `Create a ${lower}`,
           body: resource.create,
-          response: { 201: Envelope(resource.item), ...errorResponses, 409: errorResponses[400] },
+          response: { 201: Envelope(resource.item), ...conflictResponses },
         },
       },
       async (request, reply) => {
@@ -91,7 +91,7 @@ function resourceRoutes(ctx: AppContext, resource: CatalogResource): FastifyPlug
           summary: `Change some fields of a ${lower}`,
           params: CatalogIdParams,
           body: resource.patch,
-          response: { 200: Envelope(resource.item), ...errorResponses, 409: errorResponses[400] },
+          response: { 200: Envelope(resource.item), ...conflictResponses },
         },
       },
       async (request) => {
@@ -114,8 +114,7 @@ function resourceRoutes(ctx: AppContext, resource: CatalogResource): FastifyPlug
           params: CatalogIdParams,
           response: {
             200: Envelope(Type.Object({ id: Type.Integer(), deleted: Type.Boolean() })),
-            ...errorResponses,
-            409: errorResponses[400],
+            ...conflictResponses,
           },
         },
       },

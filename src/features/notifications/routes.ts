@@ -2,7 +2,15 @@ import type { FastifyPluginAsyncTypebox } from "@fastify/type-provider-typebox";
 import type { FastifyRequest } from "fastify";
 import { Type } from "typebox";
 import type { AppContext } from "../../context.js";
-import { Envelope, errorResponses, ok, PagedEnvelope, PageQuery, paged } from "../../platform/http/envelope.js";
+import {
+  conflictResponses,
+  Envelope,
+  errorResponses,
+  ok,
+  PagedEnvelope,
+  PageQuery,
+  paged,
+} from "../../platform/http/envelope.js";
 import { ApiError } from "../../platform/http/errors.js";
 import { actorOf } from "../audit/index.js";
 import { callerOf } from "../auth/index.js";
@@ -28,7 +36,6 @@ import {
 
 const BASE = "/notifications/webhooks";
 const TAG = "Operational webhooks";
-const conflict = { 409: errorResponses[400] };
 
 /** Registration of operational webhooks and their delivery history (account-admin, as webhook settings). */
 export function notificationRoutes(ctx: AppContext): FastifyPluginAsyncTypebox {
@@ -53,7 +60,7 @@ export function notificationRoutes(ctx: AppContext): FastifyPluginAsyncTypebox {
           tags: [TAG],
           summary: "Register a webhook for signed operational events; the answer shows its signing secret once",
           body: NewNotificationWebhook,
-          response: { 201: Envelope(NotificationWebhookWithSecret), ...errorResponses, ...conflict },
+          response: { 201: Envelope(NotificationWebhookWithSecret), ...conflictResponses },
         },
       },
       async (request, reply) => {

@@ -2,7 +2,7 @@ import type { FastifyPluginAsyncTypebox } from "@fastify/type-provider-typebox";
 import type { FastifyRequest } from "fastify";
 import { Type } from "typebox";
 import type { AppContext } from "../../context.js";
-import { Envelope, errorResponses, ok, PagedEnvelope, paged } from "../../platform/http/envelope.js";
+import { conflictResponses, Envelope, errorResponses, ok, PagedEnvelope, paged } from "../../platform/http/envelope.js";
 import { ApiError } from "../../platform/http/errors.js";
 import { actorOf } from "../audit/index.js";
 import { callerOf } from "../auth/index.js";
@@ -38,7 +38,6 @@ import {
 
 const BASE = "/conversions/outgoing/webhooks";
 const TAG = "Outgoing conversion webhooks";
-const conflict = { 409: errorResponses[400] };
 
 /** Settings of outgoing conversion webhooks (spec 5.12: account-admin rights). */
 export function webhookSettingsRoutes(ctx: AppContext): FastifyPluginAsyncTypebox {
@@ -62,7 +61,7 @@ export function webhookSettingsRoutes(ctx: AppContext): FastifyPluginAsyncTypebo
           tags: [TAG],
           summary: "Create a webhook (5 per traffic source and 5 affiliate-level at most)",
           body: NewWebhook,
-          response: { 201: Envelope(Webhook), ...errorResponses, ...conflict },
+          response: { 201: Envelope(Webhook), ...conflictResponses },
         },
       },
       async (request, reply) => {
@@ -116,7 +115,7 @@ export function webhookSettingsRoutes(ctx: AppContext): FastifyPluginAsyncTypebo
           summary: "Change a webhook; status Enabled re-enables a Suspended one",
           params: WebhookId,
           body: WebhookPatch,
-          response: { 200: Envelope(Webhook), ...errorResponses, ...conflict },
+          response: { 200: Envelope(Webhook), ...conflictResponses },
         },
       },
       async (request) => {
@@ -156,7 +155,7 @@ export function webhookSettingsRoutes(ctx: AppContext): FastifyPluginAsyncTypebo
           description: "A Disabled webhook creates no events: simulating one is refused with 409 conflict.",
           params: WebhookId,
           body: SimulateBody,
-          response: { 202: Envelope(Type.Object({ eventId: Type.String() })), ...errorResponses, ...conflict },
+          response: { 202: Envelope(Type.Object({ eventId: Type.String() })), ...conflictResponses },
         },
         // The body is optional: no body is the same as {}.
         preValidation: (request, _reply, done) => {

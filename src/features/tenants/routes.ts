@@ -2,6 +2,7 @@ import type { FastifyPluginAsyncTypebox } from "@fastify/type-provider-typebox";
 import type { AppContext } from "../../context.js";
 import { Envelope, errorResponses, ok, PagedEnvelope, paged } from "../../platform/http/envelope.js";
 import { ApiError } from "../../platform/http/errors.js";
+import { couldBeId } from "../../platform/http/path-ids.js";
 import { callerOf } from "../auth/index.js";
 import { ListQuery, User, UserId } from "./schemas.js";
 import { getUser, listUsers } from "./service.js";
@@ -38,8 +39,9 @@ export function userRoutes(ctx: AppContext): FastifyPluginAsyncTypebox {
         },
       },
       async (request) => {
-        const user = await getUser(ctx.db, callerOf(request).tenantId, request.params.id);
-        if (!user) throw ApiError.notFound("User", request.params.id);
+        const { id } = request.params;
+        const user = couldBeId(id, "usr") ? await getUser(ctx.db, callerOf(request).tenantId, id) : null;
+        if (!user) throw ApiError.notFound("User", id);
         return ok(user);
       },
     );

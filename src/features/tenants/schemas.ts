@@ -1,5 +1,6 @@
 import { Type } from "typebox";
 import { PageQuery } from "../../platform/http/envelope.js";
+import { PathId } from "../../platform/http/path-ids.js";
 import { PermissionName } from "../auth/schemas.js";
 
 export const Entitlements = Type.Object({
@@ -17,7 +18,7 @@ export const User = Type.Object({
   createdAt: Type.String({ format: "date-time" }),
 });
 
-export const UserId = Type.Object({ id: Type.String({ pattern: "^usr_[0-9a-z]+$", maxLength: 64 }) });
+export const UserId = PathId("usr", "user");
 
 export const ListQuery = Type.Object({
   ...PageQuery.properties,

@@ -4,6 +4,7 @@ import type { AppContext } from "../../context.js";
 import { parseDateRange } from "../../platform/http/dates.js";
 import { Envelope, errorResponses, ok, PagedEnvelope, paged } from "../../platform/http/envelope.js";
 import { ApiError } from "../../platform/http/errors.js";
+import { couldBeId } from "../../platform/http/path-ids.js";
 import { callerOf } from "../auth/index.js";
 import {
   type ConversionInput,
@@ -117,8 +118,9 @@ export function conversionRoutes(ctx: AppContext, tracking: Tracking): FastifyPl
       },
       async (request) => {
         const tenantId = callerOf(request).tenantId;
-        const conversion = await getConversion(ctx.db, tenantId, request.params.id);
-        if (!conversion) throw ApiError.notFound("Conversion", request.params.id);
+        const { id } = request.params;
+        const conversion = couldBeId(id, "cnv") ? await getConversion(ctx.db, tenantId, id) : null;
+        if (!conversion) throw ApiError.notFound("Conversion", id);
         const pageViews =
           conversion.clickId === null
             ? []

@@ -2,6 +2,7 @@ import { Type } from "typebox";
 import { DateParam } from "../../platform/http/dates.js";
 import { PageQuery } from "../../platform/http/envelope.js";
 import { NullableString } from "../../platform/http/nullable.js";
+import { PathId } from "../../platform/http/path-ids.js";
 import { ATTRIBUTION_SOURCES, CONVERSION_TYPES } from "./conversion-types.js";
 
 export const ConversionTypeName = Type.Enum(CONVERSION_TYPES);
@@ -91,7 +92,7 @@ export const ConversionListQuery = Type.Object(
   { additionalProperties: false },
 );
 
-export const ConversionId = Type.Object({ id: Type.String({ maxLength: 100 }) });
+export const ConversionId = PathId("cnv", "conversion");
 
 export const LinkGeneratorParams = Type.Object({
   brandLinkId: Type.Integer({ minimum: 1 }),

@@ -2,6 +2,14 @@ import type { FastifyError, FastifyInstance, FastifyReply, FastifyRequest } from
 import fp from "fastify-plugin";
 import { ApiError, type FieldError } from "./errors.js";
 
+/**
+ * The router's limit on one path parameter. Ids longer than any real one must still reach
+ * their route, so that the caller is authenticated first (401) and an unknown id is a 404 (or
+ * a 200 where a DELETE never errors); the limit only guards regex parameters, which no route
+ * uses. 16 KiB is Node's default limit on the whole request head.
+ */
+export const MAX_PARAM_LENGTH = 16 * 1024;
+
 /** Turns ajv's instancePath (`/items/0/name`) or a missing property into `items[0].name`. */
 function fieldPath(
   context: string | undefined,
@@ -66,6 +74,11 @@ function sendError(request: FastifyRequest, reply: FastifyReply, error: ApiError
   return reply.status(error.status).send({ code: error.code, message: error.message, data: error.data });
 }
 
+/** A validation error (with `data.errors`, as every one carries) answered with another status than 400. */
+function invalidWithStatus(path: string, message: string, status: number): ApiError {
+  return new ApiError("validation_error", message, { errors: [{ path, message }] }, status);
+}
+
 /** Maps anything thrown into the envelope; unknown failures become a logged, generic 500. */
 export function toApiError(
   error: FastifyError | Error,
@@ -82,15 +95,24 @@ export function toApiError(
   switch (fastifyError.code) {
     case "FST_ERR_CTP_INVALID_JSON_BODY":
     case "FST_ERR_CTP_EMPTY_JSON_BODY":
-      return { apiError: new ApiError("validation_error", "Request body is not valid JSON"), unexpected: false };
+      return { apiError: ApiError.invalid("body", "Request body is not valid JSON"), unexpected: false };
     case "FST_ERR_CTP_BODY_TOO_LARGE":
-      return {
-        apiError: new ApiError("validation_error", "Request body is too large", null, 413),
-        unexpected: false,
-      };
+      return { apiError: invalidWithStatus("body", "Request body is too large", 413), unexpected: false };
     case "FST_ERR_CTP_INVALID_MEDIA_TYPE":
       return {
-        apiError: new ApiError("validation_error", "Content-Type is not supported; send application/json", null, 415),
+        apiError: invalidWithStatus("content-type", "Content-Type is not supported; send application/json", 415),
+        unexpected: false,
+      };
+    // The router's own refusals (answered through `frameworkErrors`, before any route runs).
+    case "FST_ERR_BAD_URL":
+      return { apiError: ApiError.invalid("url", fastifyError.message), unexpected: false };
+    case "FST_ERR_MAX_PARAM_LENGTH":
+      // A path segment longer than any id there is names nothing: the 404 of an unknown id.
+      return {
+        apiError: new ApiError(
+          "not_found",
+          `A path segment is over ${MAX_PARAM_LENGTH} characters; no id is that long`,
+        ),
         unexpected: false,
       };
   }
@@ -99,7 +121,7 @@ export function toApiError(
   }
   if (fastifyError.statusCode !== undefined && fastifyError.statusCode >= 400 && fastifyError.statusCode < 500) {
     return {
-      apiError: new ApiError("validation_error", fastifyError.message, null, fastifyError.statusCode),
+      apiError: invalidWithStatus("request", fastifyError.message, fastifyError.statusCode),
       unexpected: false,
     };
   }
@@ -110,6 +132,24 @@ export function toApiError(
     apiError: new ApiError("internal_error", "Internal server error", { requestId }),
     unexpected: true,
   };
+}
+
+/** Writes the envelope for anything thrown; unknown failures are logged, not echoed. */
+function answerError(error: FastifyError, request: FastifyRequest, reply: FastifyReply): FastifyReply {
+  const { apiError, unexpected } = toApiError(error, request.id);
+  if (unexpected) request.log.error({ err: error }, "unhandled error");
+  else if (apiError.status >= 500) request.log.warn({ err: error }, apiError.message);
+  return sendError(request, reply, apiError);
+}
+
+/**
+ * Fastify's `frameworkErrors` option: the router's own refusals (a bad percent-encoding, an
+ * over-long path parameter) are answered before any route or hook runs, so without it they
+ * would leave in Fastify's shape, without the envelope or the request id.
+ */
+export function frameworkErrors(error: FastifyError, request: FastifyRequest, reply: FastifyReply): void {
+  reply.header("x-request-id", request.id);
+  answerError(error, request, reply);
 }
 
 /**
@@ -124,12 +164,7 @@ export const httpConventions = fp(
       done();
     });
 
-    app.setErrorHandler((error: FastifyError, request, reply) => {
-      const { apiError, unexpected } = toApiError(error, request.id);
-      if (unexpected) request.log.error({ err: error }, "unhandled error");
-      else if (apiError.status >= 500) request.log.warn({ err: error }, apiError.message);
-      return sendError(request, reply, apiError);
-    });
+    app.setErrorHandler(answerError);
 
     app.setNotFoundHandler((request, reply) => {
       const path = request.url.split("?")[0] ?? request.url;

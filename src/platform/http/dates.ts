@@ -2,6 +2,8 @@ import { Type } from "typebox";
 import { ApiError } from "./errors.js";
 
 const DATE_ONLY = /^\d{4}-\d{2}-\d{2}$/;
+// A date-time whose `+` offset arrived unencoded in a query string, decoded as a space.
+const DECODED_PLUS = /^(\d{4}-\d{2}-\d{2}T\d{2}:\d{2}(?::\d{2}(?:\.\d{1,6})?)?) (\d{2}:?\d{2})$/;
 const DATE_TIME = /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}(:\d{2}(\.\d{1,6})?)?(Z|[+-]\d{2}:?\d{2})$/;
 
 /** A date (`2026-11-01`, the whole UTC day) or an ISO 8601 date-time; both ends inclusive. */
@@ -24,10 +26,12 @@ export function parseDateTime(value: string): Date | null {
 
 /**
  * Reads a date bound: a date-only `from` is the start of that UTC day, a date-only `to` the
- * last millisecond of it. A bad value is a 400 naming the parameter.
+ * last millisecond of it. A bad value is a 400 naming the parameter. An offset whose `+` came
+ * unencoded in the query string (so decoded as a space) is read as `+`.
  */
-export function parseDateBound(name: string, value: string | undefined, end: "from" | "to"): Date | undefined {
-  if (value === undefined) return undefined;
+export function parseDateBound(name: string, raw: string | undefined, end: "from" | "to"): Date | undefined {
+  if (raw === undefined) return undefined;
+  const value = raw.replace(DECODED_PLUS, "$1+$2");
   const isDate = DATE_ONLY.test(value);
   if (!isDate && !DATE_TIME.test(value)) {
     throw ApiError.validation(name, `must be a date (YYYY-MM-DD) or an ISO 8601 date-time, got '${value}'`);

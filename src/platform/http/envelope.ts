@@ -56,3 +56,6 @@ export const errorResponses = {
   429: ErrorEnvelope,
   500: ErrorEnvelope,
 } as const;
+
+/** The error answers of a route that can also refuse with 409 conflict (a duplicate name, a count limit reached). */
+export const conflictResponses = { ...errorResponses, 409: ErrorEnvelope } as const;

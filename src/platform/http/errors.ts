@@ -20,6 +20,8 @@ const STATUS: Record<ErrorCode, number> = {
   internal_error: 500,
 };
 
+const MAX_SHOWN_ID = 100;
+
 export interface FieldError {
   path: string;
   message: string;
@@ -49,7 +51,10 @@ export class ApiError extends Error {
   }
 
   static notFound(what: string, id: string | number): ApiError {
-    return new ApiError("not_found", `${what} '${id}' was not found`);
+    // A path id can be kilobytes long (MAX_PARAM_LENGTH); the message names it, not echoes it.
+    const shown = String(id);
+    const name = shown.length > MAX_SHOWN_ID ? `${shown.slice(0, MAX_SHOWN_ID)}...` : shown;
+    return new ApiError("not_found", `${what} '${name}' was not found`);
   }
 
   static forbidden(message: string): ApiError {

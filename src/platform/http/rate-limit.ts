@@ -27,8 +27,9 @@ export function rateLimits(options: RateLimitOptions, redisUrl: string | undefin
         global: true,
         max: (_request, key) => (key.startsWith("ip:") ? options.anonymousMax : options.max),
         timeWindow: options.windowMs,
-        // After the onRequest auth hook, so the caller is known.
-        hook: "preHandler",
+        // A route-level hook, so after the auth hook (the caller is known) but before the body
+        // is parsed or validated: an invalid body counts like any other request.
+        hook: "onRequest",
         // The x-ratelimit-* headers only on a 429 (beside Retry-After), not on every answer.
         addHeadersOnExceeding: {
           "x-ratelimit-limit": false,
