@@ -64,45 +64,33 @@ describe("the envelope on every /api error", () => {
   });
 
   describe("body errors carry data.errors", () => {
-    it("names the body in a malformed JSON refusal", async () => {
+    it.each([
+      ["malformed JSON", "application/json", '{"email": "a@b.c", ', 400, "body", "Request body is not valid JSON"],
+      [
+        "a body over 1 MiB",
+        "application/json",
+        JSON.stringify({ email: "a@b.c", password: "x".repeat(2 * 1024 * 1024) }),
+        413,
+        "body",
+        "Request body is too large",
+      ],
+      [
+        "an unsupported Content-Type",
+        "application/xml",
+        "<login/>",
+        415,
+        "content-type",
+        "Content-Type is not supported; send application/json",
+      ],
+    ])("names the part at fault for %s", async (_case, contentType, payload, status, path, message) => {
       const res = await t.call({
         method: "POST",
         url: "/api/v1/auth",
-        headers: { "content-type": "application/json" },
-        payload: '{"email": "a@b.c", ',
+        headers: { "content-type": contentType },
+        payload,
       });
-      expect(res.statusCode).toBe(400);
-      expect(res.json()).toEqual({
-        code: "validation_error",
-        message: "Request body is not valid JSON",
-        data: { errors: [{ path: "body", message: "Request body is not valid JSON" }] },
-      });
-    });
-
-    it("names the body in a 413", async () => {
-      const res = await t.call({
-        method: "POST",
-        url: "/api/v1/auth",
-        headers: { "content-type": "application/json" },
-        payload: JSON.stringify({ email: "a@b.c", password: "x".repeat(2 * 1024 * 1024) }),
-      });
-      expect(res.statusCode).toBe(413);
-      expect(res.json()).toEqual({
-        code: "validation_error",
-        message: "Request body is too large",
-        data: { errors: [{ path: "body", message: "Request body is too large" }] },
-      });
-    });
-
-    it("names the Content-Type in a 415", async () => {
-      const res = await t.call({
-        method: "POST",
-        url: "/api/v1/auth",
-        headers: { "content-type": "application/xml" },
-        payload: "<login/>",
-      });
-      expect(res.statusCode).toBe(415);
-      expect(res.json().data).toEqual({ errors: [{ path: "content-type", message: res.json().message }] });
+      expect(res.statusCode).toBe(status);
+      expect(res.json()).toEqual({ code: "validation_error", message, data: { errors: [{ path, message }] } });
     });
   });
 
