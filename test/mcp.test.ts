@@ -274,6 +274,21 @@ describe("who may use /mcp (spec 5.10)", () => {
     const tools = (raw.body.result as { tools: { name: string }[] }).tools.map((tool) => tool.name);
     expect(tools.sort()).toEqual(["describe_report", "list_reports", "run_report"]);
   });
+
+  it("counts a key's calls in its usage figures, as route /mcp", async () => {
+    const count = async () => {
+      await t.ctx.usage.flush();
+      const [row] = await t.ctx.db.query<{ n: number }>(
+        "select coalesce(sum(calls), 0)::int as n from api_usage where token_id = $1 and route = '/mcp' and status = 200",
+        [a.apiKeyId],
+      );
+      return row?.n ?? 0;
+    };
+    const before = await count();
+    expect((await rawPost(a.apiKey, "tools/list")).status).toBe(200);
+    expect((await rawPost(a.apiKey, "tools/list")).status).toBe(200);
+    expect(await count()).toBe(before + 2);
+  });
 });
 
 describe("tools", () => {

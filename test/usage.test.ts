@@ -384,9 +384,12 @@ describe("the rolling 72-hour window", () => {
     expect(await stats(t, bearer)).toMatchObject({ totalCalls: 2 });
   });
 
-  it("draws the edge at exactly 72 hours, the same for the figures and the purge", async () => {
+  it("draws the edge at 72 hours by the minute a row holds, the same for the figures and the purge", async () => {
     const who = await seedTenancy(t);
-    const now = t.clock.now().getTime();
+    // Rows are stamped with the start of their minute; the window starts 45 s into one.
+    const now = Math.floor(t.clock.now().getTime() / 60_000) * 60_000 + 45_000;
+    t.clock.set(new Date(now));
+    const edgeMinute = Math.floor((now - WINDOW_MS) / 60_000) * 60_000;
     const insert = (at: number, ip: string) =>
       t.ctx.db.query(
         `insert into api_usage (tenant_id, token_id, method, route, status, ip, at)
@@ -394,9 +397,11 @@ describe("the rolling 72-hour window", () => {
         [who.tenantId, who.apiKeyId, ip, new Date(at)],
       );
     await insert(now - 100 * HOUR_MS, "10.5.0.1");
-    await insert(now - WINDOW_MS, "10.5.0.2");
-    await insert(now - WINDOW_MS + 1, "10.5.0.3");
-    await insert(now, "10.5.0.4");
+    // The whole minute before the window's first: out.
+    await insert(edgeMinute - 60_000, "10.5.0.2");
+    // The window's first minute, partly inside it: in (its calls may be the last 15 s of it).
+    await insert(edgeMinute, "10.5.0.3");
+    await insert(Math.floor(now / 60_000) * 60_000, "10.5.0.4");
 
     expect(await stats(t, who.bearer)).toMatchObject({ totalCalls: 2, uniqueIps: 2 });
     const before = await countAll();
@@ -409,6 +414,19 @@ describe("the rolling 72-hour window", () => {
     expect(purge.json().data.summary).toEqual({ deleted: 2 });
     expect(await countAll()).toBe(before - 2);
     expect((await usageRows(t, who.tenantId)).map((r) => r.ip).sort()).toEqual(["10.5.0.3", "10.5.0.4"]);
+  });
+
+  it("counts a call still 10 s inside the window though its minute began before the window", async () => {
+    const who = await seedTenancy(t);
+    const at = Math.floor(t.clock.now().getTime() / 60_000) * 60_000 + 45_000;
+    t.clock.set(new Date(at));
+    expect((await get(t, "/api/v1/users", who.apiKey, "10.6.0.1")).statusCode).toBe(200);
+    await t.ctx.usage.flush();
+    t.clock.set(new Date(at + WINDOW_MS - 10_000));
+    const bearer = await signIn(t, who);
+    expect(await stats(t, bearer)).toMatchObject({ totalCalls: 1 });
+    const hourly = await timeseries(t, bearer, "?interval=hour");
+    expect(hourly.buckets.reduce((sum, b) => sum + b.calls, 0)).toBe(1);
   });
 });
 

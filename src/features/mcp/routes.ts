@@ -59,7 +59,23 @@ export function mcpRoutes(ctx: AppContext) {
         try {
           const principal = await authenticate(ctx, request.headers.authorization);
           tenantId = requireReportsKey(principal);
-          if (principal.kind === "apiKey") ctx.lastUsed.touch(principal.tokenId, request.ip, ctx.clock.now());
+          if (principal.kind === "apiKey") {
+            ctx.lastUsed.touch(principal.tokenId, request.ip, ctx.clock.now());
+            // A key's calls here count in its usage figures like its /api/v1 calls. The reply is
+            // hijacked below (no onResponse hook runs), so the call is metered when it is sent.
+            const { tokenId } = principal;
+            reply.raw.on("finish", () =>
+              ctx.usage.record({
+                tenantId,
+                tokenId,
+                method: request.method,
+                route: "/mcp",
+                status: reply.raw.statusCode,
+                ip: request.ip,
+                at: ctx.clock.now(),
+              }),
+            );
+          }
         } catch (error) {
           if (error instanceof ApiError) return jsonRpcError(reply, error.status, error.message);
           throw error;

@@ -9,7 +9,10 @@ export interface UsageScope {
   now: Date;
 }
 
-const WHERE = "tenant_id = $1 and at > $2 and at <= $3 and ($4::text is null or token_id = $4)";
+// A row holds the calls of one minute and is stamped with the minute's start: it is in the window
+// while any part of that minute is, so a call made late in the window's first minute counts.
+const WHERE =
+  "tenant_id = $1 and at > $2::timestamptz - interval '1 minute' and at <= $3 and ($4::text is null or token_id = $4)";
 
 function params(scope: UsageScope): unknown[] {
   return [scope.tenantId, new Date(scope.now.getTime() - WINDOW_MS), scope.now, scope.apiTokenId ?? null];
@@ -83,7 +86,7 @@ export async function usageBreakdown(db: Queryable, scope: UsageScope, groupBy: 
   return rows.map((r) => ({ key: r.key, label: r.label ?? "(deleted key)", calls: r.calls }));
 }
 
-/** Hourly: usage older than the 72-hour window is deleted. */
+/** Hourly: usage older than the 72-hour window is deleted (a minute's row once all of it is). */
 export function usagePurgeJob(db: Db): Job {
   return {
     name: "api-usage-purge",
@@ -91,7 +94,8 @@ export function usagePurgeJob(db: Db): Job {
     cron: "7 * * * *",
     async run(now) {
       const [row] = await db.query<{ n: number }>(
-        "with gone as (delete from api_usage where at <= $1 returning calls) select coalesce(sum(calls), 0)::int as n from gone",
+        `with gone as (delete from api_usage where at <= $1::timestamptz - interval '1 minute' returning calls)
+         select coalesce(sum(calls), 0)::int as n from gone`,
         [new Date(now.getTime() - WINDOW_MS)],
       );
       return { deleted: row?.n ?? 0 };
