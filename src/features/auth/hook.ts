@@ -11,8 +11,8 @@ declare module "fastify" {
     public?: boolean;
     /** Tied to a person: an API key gets 403 (spec 5.3). */
     person?: boolean;
-    /** Checked before the body is validated or anything is looked up. */
-    permission?: Permission;
+    /** Checked before the body is validated or anything is looked up; several: all of them. */
+    permission?: Permission | readonly Permission[];
   }
   interface FastifyRequest {
     principal: Principal | null;
@@ -31,7 +31,7 @@ export function personOf(request: FastifyRequest): UserPrincipal {
   return principal;
 }
 
-export function requirePermission(principal: Principal, permission: Permission): void {
+function requirePermission(principal: Principal, permission: Permission): void {
   if (!principal.permissions.has(permission)) {
     throw ApiError.forbidden(`Missing permission '${permission}'`);
   }
@@ -45,7 +45,9 @@ function admit(auth: Authenticator, request: FastifyRequest, config: FastifyCont
   request.principal = principal;
   if (principal.kind === "apiKey") auth.lastUsed.touch(principal.tokenId, request.ip, auth.clock.now());
   if (config.person && principal.kind !== "user") throw ApiError.forbidden(PERSON_ONLY);
-  if (config.permission) requirePermission(principal, config.permission);
+  const wanted = config.permission;
+  if (typeof wanted === "string") requirePermission(principal, wanted);
+  else if (wanted) for (const permission of wanted) requirePermission(principal, permission);
 }
 
 /**

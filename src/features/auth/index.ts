@@ -1,6 +1,6 @@
 export { ApiKeyVerifier } from "./api-key-verifier.js";
 export { authenticate } from "./authenticate.js";
-export { authHook, callerOf, requirePermission } from "./hook.js";
+export { authHook, callerOf } from "./hook.js";
 export { JwtSigner } from "./jwt.js";
 export { LastUsedRecorder } from "./last-used.js";
 export { isPermission, PERMISSIONS, type Permission } from "./permissions.js";

@@ -1,12 +1,11 @@
 import type { FastifyPluginAsyncTypebox } from "@fastify/type-provider-typebox";
-import type { FastifyReply, FastifyRequest, HookHandlerDoneFunction } from "fastify";
 import { Type } from "typebox";
 import type { AppContext } from "../../context.js";
 import { DateParam, parseDateRange } from "../../platform/http/dates.js";
 import { Envelope, errorResponses, ok, PagedEnvelope, PageQuery, paged } from "../../platform/http/envelope.js";
 import { ApiError } from "../../platform/http/errors.js";
 import { NullableString } from "../../platform/http/nullable.js";
-import { callerOf, requirePermission } from "../auth/index.js";
+import { callerOf } from "../auth/index.js";
 import { cancelEvents, deleteEvents, type EventRange, resendEvent } from "./event-ops.js";
 import { EVENT_STATUSES, getEvent, listAttempts, listEvents } from "./event-service.js";
 
@@ -74,19 +73,9 @@ function rangeOf(body: { webhookId?: string | undefined; dateFrom: string; dateT
   return { webhookId: body.webhookId, from, to };
 }
 
-/**
- * Spec 5.12: deleting or bulk-cancelling events needs account-admin and traffic-sources.delete.
- * The auth hook checks the route's one declared permission; account.admin (which does not imply
- * traffic-sources.delete) is checked right after it, still in onRequest, so a caller without
- * either is refused (403) before the body is validated or anything is looked up.
- */
-const destructive = {
-  config: { permission: "traffic-sources.delete" },
-  onRequest: (request: FastifyRequest, _reply: FastifyReply, done: HookHandlerDoneFunction) => {
-    requirePermission(callerOf(request), "account.admin");
-    done();
-  },
-} as const;
+// Spec 5.12: deleting or bulk-cancelling events needs account-admin and traffic-sources.delete,
+// both checked by the auth hook before the body is validated or anything is looked up.
+const destructive = { config: { permission: ["account.admin", "traffic-sources.delete"] } } as const;
 
 /** Delivery events and their attempt logs. */
 export function webhookEventRoutes(ctx: AppContext): FastifyPluginAsyncTypebox {
