@@ -4,6 +4,7 @@ import { Type } from "typebox";
 import type { AppContext } from "../../context.js";
 import { ApiError } from "../../platform/http/errors.js";
 import { authenticate, type Principal } from "../auth/index.js";
+import { meterRequest } from "../usage/index.js";
 import { reportsServer } from "./tools.js";
 
 const MCP_SCOPES = ["reports.read", "reports.update"];
@@ -61,20 +62,10 @@ export function mcpRoutes(ctx: AppContext) {
           tenantId = requireReportsKey(principal);
           if (principal.kind === "apiKey") {
             ctx.lastUsed.touch(principal.tokenId, request.ip, ctx.clock.now());
-            // A key's calls here count in its usage figures like its /api/v1 calls. The reply is
-            // hijacked below (no onResponse hook runs), so the call is metered when it is sent.
-            const { tokenId } = principal;
-            reply.raw.on("finish", () =>
-              ctx.usage.record({
-                tenantId,
-                tokenId,
-                method: request.method,
-                route: "/mcp",
-                status: reply.raw.statusCode,
-                ip: request.ip,
-                at: ctx.clock.now(),
-              }),
-            );
+            // Metered like the key's /api/v1 calls; the reply is hijacked below, so no
+            // onResponse hook runs: the call is metered once it is sent.
+            request.principal = principal;
+            reply.raw.on("finish", () => meterRequest(ctx.usage, request, reply.raw.statusCode, ctx.clock.now()));
           }
         } catch (error) {
           if (error instanceof ApiError) return jsonRpcError(reply, error.status, error.message);

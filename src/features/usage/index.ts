@@ -1,3 +1,3 @@
-export { UsageMeter, usageMetering } from "./meter.js";
+export { meterRequest, UsageMeter, usageMetering } from "./meter.js";
 export { usageRoutes } from "./routes.js";
 export { usagePurgeJob } from "./service.js";

@@ -1,4 +1,4 @@
-import type { FastifyBaseLogger, FastifyInstance } from "fastify";
+import type { FastifyBaseLogger, FastifyInstance, FastifyRequest } from "fastify";
 import fp from "fastify-plugin";
 import type { Clock } from "../../platform/clock.js";
 import type { Db } from "../../platform/db/index.js";
@@ -114,23 +114,30 @@ export class UsageMeter {
   }
 }
 
+/**
+ * Meters one answered request if it was made with an API key (`request.principal`), under its
+ * route template. For routes that answer on their own (a hijacked reply runs no onResponse hook).
+ */
+export function meterRequest(meter: UsageMeter, request: FastifyRequest, status: number, at: Date): void {
+  const principal = request.principal;
+  if (principal?.kind !== "apiKey") return;
+  meter.record({
+    tenantId: principal.tenantId,
+    tokenId: principal.tokenId,
+    method: request.method,
+    route: request.routeOptions.url ?? "unmatched",
+    status,
+    ip: request.ip,
+    at,
+  });
+}
+
 /** Meters every answered request made with an API key in the scope it is registered in. */
 export const usageMetering = fp<{ meter: UsageMeter; clock: Clock }>(
   async (app: FastifyInstance, { meter, clock }) => {
     // Callback style: nothing here waits, so an async hook's promise would be pure overhead.
     app.addHook("onResponse", (request, reply, done) => {
-      const principal = request.principal;
-      if (principal?.kind === "apiKey") {
-        meter.record({
-          tenantId: principal.tenantId,
-          tokenId: principal.tokenId,
-          method: request.method,
-          route: request.routeOptions.url ?? "unmatched",
-          status: reply.statusCode,
-          ip: request.ip,
-          at: clock.now(),
-        });
-      }
+      meterRequest(meter, request, reply.statusCode, clock.now());
       done();
     });
   },
