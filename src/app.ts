@@ -49,6 +49,7 @@ import { loadBuildInfo } from "./platform/build-info.js";
 import { type Clock, systemClock } from "./platform/clock.js";
 import type { Db } from "./platform/db/index.js";
 import { frameworkErrors, httpConventions, MAX_PARAM_LENGTH } from "./platform/http/conventions.js";
+import { pathIdGuard } from "./platform/http/path-ids.js";
 import { type RateLimitOptions, rateLimits } from "./platform/http/rate-limit.js";
 import { newId, newRequestId } from "./platform/ids.js";
 import { JobRegistry } from "./platform/jobs.js";
@@ -178,6 +179,7 @@ export async function buildApp(options: AppOptions): Promise<{ app: FastifyInsta
       async (v1) => {
         await v1.register(authHook, { auth: ctx });
         await v1.register(rateLimits(rateLimit, config.redisUrl));
+        await v1.register(pathIdGuard);
         if (options.metering !== false) await v1.register(usageMetering, { meter: ctx.usage, clock });
         await v1.register(authRoutes(ctx));
         await v1.register(apiTokenRoutes(ctx));

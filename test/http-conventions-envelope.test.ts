@@ -1,4 +1,5 @@
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { PERMISSIONS } from "../src/features/auth/index.js";
 import { MAX_PARAM_LENGTH } from "../src/platform/http/conventions.js";
 import { seedTenancy, startTestApp, type Tenancy, type TestApp } from "./helpers/app.js";
 
@@ -46,7 +47,7 @@ describe("the envelope on every /api error", () => {
       // The message names the id without echoing all of it.
       expect(res.json()).toEqual({
         code: "not_found",
-        message: `User '${id.slice(0, 100)}...' was not found`,
+        message: `The id '${id.slice(0, 100)}...' was not found`,
         data: null,
       });
     });
@@ -98,16 +99,16 @@ describe("the envelope on every /api error", () => {
     it.each([
       ["/api/v1/users/foo", "User 'foo' was not found"],
       ["/api/v1/users/usr_UPPER", "User 'usr_UPPER' was not found"],
-      ["/api/v1/users/%00", "User '\u0000' was not found"],
+      ["/api/v1/users/%00", "The id '\u0000' was not found"],
       [`/api/v1/issues/iss_${"a".repeat(70)}`, `Issue 'iss_${"a".repeat(70)}' was not found`],
       ["/api/v1/issues/not-an-issue", "Issue 'not-an-issue' was not found"],
-      ["/api/v1/issues/%00", "Issue '\u0000' was not found"],
-      ["/api/v1/api-tokens/%00", "API token '\u0000' was not found"],
-      [`/api/v1/api-tokens/tok_${"a".repeat(120)}`, `API token 'tok_${"a".repeat(96)}...' was not found`],
-      ["/api/v1/audit-log/%00", "Audit entry '\u0000' was not found"],
+      ["/api/v1/issues/%00", "The id '\u0000' was not found"],
+      ["/api/v1/api-tokens/%00", "The id '\u0000' was not found"],
+      [`/api/v1/api-tokens/tok_${"a".repeat(120)}`, `The id 'tok_${"a".repeat(96)}...' was not found`],
+      ["/api/v1/audit-log/%00", "The id '\u0000' was not found"],
       ["/api/v1/audit-log/aud_NOPE", "Audit entry 'aud_NOPE' was not found"],
-      ["/api/v1/conversions/%00", "Conversion '\u0000' was not found"],
-      [`/api/v1/conversions/${"c".repeat(150)}`, `Conversion '${"c".repeat(100)}...' was not found`],
+      ["/api/v1/conversions/%00", "The id '\u0000' was not found"],
+      [`/api/v1/conversions/${"c".repeat(150)}`, `The id '${"c".repeat(100)}...' was not found`],
     ])("GET %s is a 404", async (url, message) => {
       const res = await t.call({ method: "GET", url, headers: { authorization: admin.bearer } });
       expect(res.statusCode).toBe(404);
@@ -137,5 +138,32 @@ describe("the envelope on every /api error", () => {
         expect(res.json().code).toBe("forbidden");
       },
     );
+
+    it("answers a NUL or over-long id on every route with an id in its path with 404 (DELETE of a key: 200)", async () => {
+      const everything = await seedTenancy(t, { permissions: [...PERMISSIONS] });
+      const doc = JSON.parse((await t.call({ method: "GET", url: "/api/swagger/v1/swagger.json" })).body) as {
+        paths: Record<string, Record<string, unknown>>;
+      };
+      const wrong: string[] = [];
+      let checked = 0;
+      for (const [path, operations] of Object.entries(doc.paths)) {
+        if (!path.includes("{")) continue;
+        for (const method of Object.keys(operations)) {
+          for (const id of ["%00", "x".repeat(150)]) {
+            const res = await t.call({
+              method: method.toUpperCase() as "GET",
+              url: path.replace(/\{[^}]+\}/g, id),
+              headers: { authorization: everything.bearer },
+              ...(method === "get" || method === "delete" ? {} : { payload: {} }),
+            });
+            const expected = method === "delete" && path === "/api/v1/api-tokens/{id}" ? 200 : 404;
+            checked += 1;
+            if (res.statusCode !== expected) wrong.push(`${method} ${path} ${id.slice(0, 3)}: ${res.statusCode}`);
+          }
+        }
+      }
+      expect(checked).toBeGreaterThan(50);
+      expect(wrong).toEqual([]);
+    });
   });
 });

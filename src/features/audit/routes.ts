@@ -4,7 +4,7 @@ import type { AppContext } from "../../context.js";
 import { DateParam, parseDateRange } from "../../platform/http/dates.js";
 import { Envelope, errorResponses, ok, PagedEnvelope, PageQuery, paged } from "../../platform/http/envelope.js";
 import { ApiError } from "../../platform/http/errors.js";
-import { couldBeId, PathId } from "../../platform/http/path-ids.js";
+import { PathId } from "../../platform/http/path-ids.js";
 import { callerOf } from "../auth/index.js";
 import { getAudit, listAudit } from "./service.js";
 
@@ -62,13 +62,13 @@ export function auditRoutes(ctx: AppContext): FastifyPluginAsyncTypebox {
         schema: {
           tags: ["Audit log"],
           summary: "One audit entry",
-          params: PathId("aud", "audit entry"),
+          params: PathId("audit entry"),
           response: { 200: Envelope(AuditRecord), ...errorResponses },
         },
       },
       async (request) => {
         const { id } = request.params;
-        const entry = couldBeId(id, "aud") ? await getAudit(ctx.db, callerOf(request).tenantId, id) : null;
+        const entry = await getAudit(ctx.db, callerOf(request).tenantId, id);
         if (!entry) throw ApiError.notFound("Audit entry", id);
         return ok(entry);
       },

@@ -3,7 +3,7 @@ import { Type } from "typebox";
 import type { AppContext } from "../../context.js";
 import { Envelope, errorResponses, ok, PagedEnvelope, PageQuery, paged } from "../../platform/http/envelope.js";
 import { ApiError } from "../../platform/http/errors.js";
-import { couldBeId, PathId } from "../../platform/http/path-ids.js";
+import { PathId } from "../../platform/http/path-ids.js";
 import { callerOf } from "../auth/index.js";
 import { getIssue, ISSUE_KINDS, listIssues } from "./service.js";
 
@@ -51,13 +51,13 @@ export function issueRoutes(ctx: AppContext): FastifyPluginAsyncTypebox {
         schema: {
           tags: ["Issues"],
           summary: "One issue",
-          params: PathId("iss", "issue"),
+          params: PathId("issue"),
           response: { 200: Envelope(IssueSchema), ...errorResponses },
         },
       },
       async (request) => {
         const { id } = request.params;
-        const issue = couldBeId(id, "iss") ? await getIssue(ctx.db, callerOf(request).tenantId, id) : null;
+        const issue = await getIssue(ctx.db, callerOf(request).tenantId, id);
         if (!issue) throw ApiError.notFound("Issue", id);
         return ok(issue);
       },

@@ -2,7 +2,6 @@ import type { FastifyPluginAsyncTypebox } from "@fastify/type-provider-typebox";
 import type { AppContext } from "../../context.js";
 import { Envelope, errorResponses, ok, PagedEnvelope, paged } from "../../platform/http/envelope.js";
 import { ApiError } from "../../platform/http/errors.js";
-import { couldBeId } from "../../platform/http/path-ids.js";
 import { callerOf } from "../auth/index.js";
 import { ListQuery, User, UserId } from "./schemas.js";
 import { getUser, listUsers } from "./service.js";
@@ -40,7 +39,7 @@ export function userRoutes(ctx: AppContext): FastifyPluginAsyncTypebox {
       },
       async (request) => {
         const { id } = request.params;
-        const user = couldBeId(id, "usr") ? await getUser(ctx.db, callerOf(request).tenantId, id) : null;
+        const user = await getUser(ctx.db, callerOf(request).tenantId, id);
         if (!user) throw ApiError.notFound("User", id);
         return ok(user);
       },

@@ -18,7 +18,7 @@ export const User = Type.Object({
   createdAt: Type.String({ format: "date-time" }),
 });
 
-export const UserId = PathId("usr", "user");
+export const UserId = PathId("user");
 
 export const ListQuery = Type.Object({
   ...PageQuery.properties,

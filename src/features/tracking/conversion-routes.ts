@@ -4,7 +4,6 @@ import type { AppContext } from "../../context.js";
 import { parseDateRange } from "../../platform/http/dates.js";
 import { Envelope, errorResponses, ok, PagedEnvelope, paged } from "../../platform/http/envelope.js";
 import { ApiError } from "../../platform/http/errors.js";
-import { couldBeId } from "../../platform/http/path-ids.js";
 import { callerOf } from "../auth/index.js";
 import {
   type ConversionInput,
@@ -119,7 +118,7 @@ export function conversionRoutes(ctx: AppContext, tracking: Tracking): FastifyPl
       async (request) => {
         const tenantId = callerOf(request).tenantId;
         const { id } = request.params;
-        const conversion = couldBeId(id, "cnv") ? await getConversion(ctx.db, tenantId, id) : null;
+        const conversion = await getConversion(ctx.db, tenantId, id);
         if (!conversion) throw ApiError.notFound("Conversion", id);
         const pageViews =
           conversion.clickId === null

@@ -92,7 +92,7 @@ export const ConversionListQuery = Type.Object(
   { additionalProperties: false },
 );
 
-export const ConversionId = PathId("cnv", "conversion");
+export const ConversionId = PathId("conversion");
 
 export const LinkGeneratorParams = Type.Object({
   brandLinkId: Type.Integer({ minimum: 1 }),
