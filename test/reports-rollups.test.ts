@@ -2,12 +2,25 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { generateTraffic } from "../src/features/demo/traffic.js";
 import { foldRollupBlocks } from "../src/features/reports/blocks.js";
 import { findReport } from "../src/features/reports/index.js";
-import { blocksOf, chooseRollup, ROLLUP_SOURCES } from "../src/features/reports/sources.js";
+import {
+  type BlockState,
+  blocksOf,
+  chooseRollup,
+  ROLLUP_SOURCES,
+  readBlockState,
+  windowPieces,
+} from "../src/features/reports/sources.js";
 import { type Click, readConversion, recordConversions, writeClicks } from "../src/features/tracking/index.js";
-import { COARSE_ROLLUPS, REPORT_MEASURES, ROLLUP_SPANS } from "../src/features/tracking/rollups.js";
+import {
+  COARSE_ROLLUPS,
+  DAY_ROWS,
+  EPOCH_DAYS,
+  REPORT_MEASURES,
+  ROLLUP_SPANS,
+} from "../src/features/tracking/rollups.js";
 import type { Queryable } from "../src/platform/db/index.js";
 import { seedTenancy, startTestApp, type Tenancy, type TestApp } from "./helpers/app.js";
-import { clickThrough, seedCatalog } from "./helpers/catalog.js";
+import { clickThrough, createVia, seedCatalog } from "./helpers/catalog.js";
 import { prng } from "./helpers/workload.js";
 
 const NOW = new Date("2026-06-30T18:00:00.000Z");
@@ -123,17 +136,43 @@ async function rowsOf(sql: string, params: unknown[], keys: string[]): Promise<R
   for (const row of rows) {
     const key = keys.map((k) => row[k]).join("|");
     expect(out[key], key).toBeUndefined();
-    out[key] = REPORT_MEASURES.map((m) => row[m]).join("|");
+    out[key] = [...REPORT_MEASURES, DAY_ROWS].map((m) => row[m]).join("|");
   }
   return out;
 }
 
-const measuresText = (sum: boolean) =>
-  REPORT_MEASURES.map((m) =>
-    m.endsWith("_amount")
-      ? `(${sum ? `sum(${m})` : m})::numeric(24, 4)::text as ${m}`
-      : `(${sum ? `sum(${m})` : m})::bigint::text as ${m}`,
-  ).join(", ");
+/** The measures as text, summed or not; with `dayRows` (a spanned rollup's) its day_rows, else none. */
+const measuresText = (sum: boolean, dayRows: "stored" | "counted" | "none" = "none") =>
+  [
+    ...REPORT_MEASURES.map((m) =>
+      m.endsWith("_amount")
+        ? `(${sum ? `sum(${m})` : m})::numeric(24, 4)::text as ${m}`
+        : `(${sum ? `sum(${m})` : m})::bigint::text as ${m}`,
+    ),
+    `${{ stored: DAY_ROWS, counted: "count(distinct x.first)", none: "null" }[dayRows]}::text as ${DAY_ROWS}`,
+  ].join(", ");
+
+/**
+ * Each spanned block's rows made here from daily_rollups of tenant $1: a day (x.first) goes to
+ * the aligned blocks of the spans $2 that hold it and to the prefixes of its epoch (EPOCH_DAYS)
+ * that end on or after it, those whose span is not one of $2; blocks ending after $3 are left out.
+ */
+const blocksFromDays = (keys: readonly string[]) => `
+  select x.span::text as span, x.day::text as day, ${keys.map((k) => `x.${k}::text as ${k}`).join(", ")},
+         ${measuresText(true, "counted")}
+    from (select b.span, b.day, r.day as first, ${[...keys, ...REPORT_MEASURES].map((c) => `r.${c}`).join(", ")}
+            from daily_rollups r
+            cross join lateral (
+              select s.span, r.day - ((((r.day - date '1970-01-01') % s.span) + s.span) % s.span) as day
+                from unnest($2::int[]) as s (span)
+              union all
+              select p.span, r.day - ((((r.day - date '1970-01-01') % ${EPOCH_DAYS}) + ${EPOCH_DAYS}) % ${EPOCH_DAYS})
+                from generate_series((((r.day - date '1970-01-01') % ${EPOCH_DAYS}) + ${EPOCH_DAYS}) % ${EPOCH_DAYS} + 1,
+                                     ${EPOCH_DAYS}) as p (span)
+               where p.span <> all($2::int[])) b
+           where r.tenant_id = $1) x
+   group by x.span, x.day, ${keys.map((k) => `x.${k}`).join(", ")}
+  having x.span = 1 or x.day + (x.span - 1) <= $3::date`;
 
 describe("concurrent writers", () => {
   it.runIf(process.env.TEST_DATABASE_URL)(
@@ -190,25 +229,19 @@ describe("coarser rollups", () => {
       const fold = await foldRollupBlocks(t.testDb.db, NOW);
       expect(fold.foldedThrough).toBe(day(1));
       for (const tenant of [who, other]) {
-        const keys = ["tenant_id", ...(rollup.spanned ? ["span"] : []), "day", ...rollup.keys];
+        const keys = [...(rollup.spanned ? ["span"] : []), "day", ...rollup.keys];
         const select = keys.map((k) => `${k}::text as ${k}`).join(", ");
         const actual = await rowsOf(
-          `select ${select}, ${measuresText(false)} from ${rollup.table} where tenant_id = $1`,
+          `select ${select}, ${measuresText(false, rollup.spanned ? "stored" : "none")}
+             from ${rollup.table} where tenant_id = $1`,
           [tenant.tenantId],
           keys,
         );
-        // The same sums made here from daily_rollups, blocks by their first day.
-        const block = rollup.spanned
-          ? "r.day - ((((r.day - date '1970-01-01') % s.span) + s.span) % s.span) as day, s.span"
-          : "r.day";
-        const columns = ["r.tenant_id", block, ...[...rollup.keys, ...REPORT_MEASURES].map((c) => `r.${c}`)];
+        // The same sums made here from daily_rollups: days, and blocks by their first day.
         const expected = await rowsOf(
-          `select ${select}, ${measuresText(true)}
-             from (select ${columns.join(", ")}
-                     from daily_rollups r${rollup.spanned ? " cross join unnest($2::int[]) as s (span)" : ""}
-                    where r.tenant_id = $1) x
-            group by ${keys.join(", ")}
-            ${rollup.spanned ? "having x.span = 1 or x.day + (x.span - 1) <= $3::date" : ""}`,
+          rollup.spanned
+            ? blocksFromDays(rollup.keys)
+            : `select ${select}, ${measuresText(true)} from daily_rollups where tenant_id = $1 group by ${keys.join(", ")}`,
           rollup.spanned ? [tenant.tenantId, [...ROLLUP_SPANS], day(1)] : [tenant.tenantId],
           keys,
         );
@@ -329,6 +362,61 @@ describe("blocks of days", () => {
       "1@06-30",
     ]);
   });
+
+  it("read any window as signed pieces that sum to exactly its days, current ones only", () => {
+    const rnd = prng(65);
+    const isAligned = (span: number, start: number) =>
+      (ROLLUP_SPANS as readonly number[]).includes(span) && ((start % span) + span) % span === 0;
+    for (let n = 0; n < 1000; n++) {
+      const length = rnd.int(1, 200);
+      const from = rnd.int(20_000, 20_400);
+      const to = from + length - 1;
+      const state = {
+        foldedThrough: rnd.int(from - 70, to + 5),
+        dirty: Array.from({ length: rnd.int(0, 3) }, () => rnd.int(from - 70, to)),
+      };
+      const [fromDay, toDay] = [from, to].map((d) => new Date(d * DAY_MS).toISOString().slice(0, 10)) as [
+        string,
+        string,
+      ];
+      const pieces = windowPieces(fromDay, toDay, state);
+      const times = new Map<number, number>();
+      for (const piece of pieces) {
+        const start = Date.parse(`${piece.day}T00:00:00Z`) / DAY_MS;
+        // A day, an aligned block or a prefix of its epoch; current when longer than a day.
+        expect(isAligned(piece.span, start) || (start % EPOCH_DAYS === 0 && piece.span <= EPOCH_DAYS)).toBe(true);
+        if (piece.span > 1) {
+          expect(start + piece.span - 1).toBeLessThanOrEqual(state.foldedThrough);
+          expect(state.dirty.filter((d) => d >= start && d < start + piece.span)).toEqual([]);
+        }
+        for (let d = start; d < start + piece.span; d++) times.set(d, (times.get(d) ?? 0) + piece.sign);
+      }
+      for (const [d, count] of times) expect(count, `day ${d}`).toBe(d >= from && d <= to ? 1 : 0);
+      for (let d = from; d <= to; d++) expect(times.get(d)).toBe(1);
+      // Never more pieces than the aligned blocks alone.
+      expect(pieces.length).toBeLessThanOrEqual(blocksOf(fromDay, toDay, state).length);
+    }
+    // 2026-06-04 starts an epoch (20,608 = 322 x 64). Folded through 06-29: the days up to it are
+    // its prefix, 06-30 a day; 06-01 to 06-03 stay aligned blocks (a tie: two pieces either way).
+    const dayNumber = (d: string) => Date.parse(`${d}T00:00:00Z`) / DAY_MS;
+    const folded: BlockState = { foldedThrough: dayNumber("2026-06-29"), dirty: [] };
+    const shown = (from: string, to: string, state: BlockState) =>
+      windowPieces(from, to, state).map((p) => `${p.sign < 0 ? "-" : ""}${p.span}@${p.day.slice(5)}`);
+    expect(shown("2026-06-01", "2026-06-30", folded)).toEqual(["1@06-01", "2@06-02", "26@06-04", "1@06-30"]);
+    // Within the epoch: the prefix through 06-29 minus the prefix through 06-09.
+    expect(shown("2026-06-10", "2026-06-30", folded)).toEqual(["26@06-04", "-6@06-04", "1@06-30"]);
+    // 06-28 changed since the fold: the prefix through 06-27, then days (7 aligned blocks else).
+    const changed = { ...folded, dirty: [dayNumber("2026-06-28")] };
+    expect(shown("2026-06-10", "2026-06-30", changed)).toEqual([
+      "24@06-04",
+      "-6@06-04",
+      "1@06-28",
+      "1@06-29",
+      "1@06-30",
+    ]);
+    // 06-20 changed instead: a tie (8 pieces either way), the aligned blocks.
+    expect(shown("2026-06-10", "2026-06-30", { ...folded, dirty: [dayNumber("2026-06-20")] })[0]).toBe("2@06-10");
+  });
 });
 
 describe("reports over the coarser rollups", () => {
@@ -357,10 +445,14 @@ describe("reports over the coarser rollups", () => {
 
   it("equal daily_rollups over random windows, by account and by account and source", async () => {
     const rnd = prng(31);
-    for (let n = 0; n < 12; n++) {
+    const state = await readBlockState(t.testDb.db, who.tenantId);
+    let subtracting = 0;
+    for (let n = 0; n < 16; n++) {
       const length = rnd.int(1, 95);
       const end = rnd.int(0, 100 - length);
       const [from, to] = [day(end + length - 1), day(end)];
+      // Windows read as a prefix minus a prefix: a group with rows before the window alone sums to nothing.
+      if (windowPieces(from, to, state).some((p) => p.sign < 0)) subtracting++;
       const stats = "clicks,uniqueClicks,ftd,commission";
       // The report's rows keyed like fromDaily's: each field's id (as its rollup column), then the stats.
       const keyed = async (fields: Record<string, string>) => {
@@ -398,6 +490,7 @@ describe("reports over the coarser rollups", () => {
         }),
       ).toBe(expected?.replace(/null/g, "0"));
     }
+    expect(subtracting).toBeGreaterThanOrEqual(3);
   });
 
   it("pages a stat-sorted breakdown by account and source the same as one whole page", async () => {
@@ -414,6 +507,75 @@ describe("reports over the coarser rollups", () => {
       }
       expect(paged).toEqual(whole.data);
     }
+  });
+});
+
+describe("a window read as a prefix minus a prefix", () => {
+  it("leaves out a group whose rows all fall before the window, in every report shape", async () => {
+    const db = t.testDb.db;
+    const who4 = await seedTenancy(t);
+    const cat = await seedCatalog(t, who4);
+    const accountB = await createVia(t, who4, "accounts", {
+      name: "Account B",
+      programId: cat.programId,
+      username: "b",
+    });
+    const linkB = await createVia(t, who4, "links", {
+      name: "Link B",
+      accountId: accountB,
+      brandId: cat.brandId,
+      url: "https://brand.example/b",
+    });
+    const links = {
+      A: { id: String(cat.linkId), account_id: String(cat.accountId) },
+      B: { id: String(linkB), account_id: String(accountB) },
+    };
+    // A has clicks on day(20) alone, B on day(20) and day(5): the window day(15)..day(2) has B only.
+    const rnd = prng(4);
+    const clicksOf = (which: "A" | "B", at: string, n: number) =>
+      randomClicks(
+        rnd,
+        who4.tenantId,
+        {
+          links: [{ ...links[which], brand_id: String(cat.brandId), program_id: String(cat.programId) }],
+          sources: [cat.trafficSourceId],
+        },
+        n,
+        1,
+      ).map((c) => ({ ...c, at: new Date(`${at}T12:00:00Z`) }));
+    await writeClicks(
+      db,
+      [...clicksOf("A", day(20), 3), ...clicksOf("B", day(20), 2), ...clicksOf("B", day(5), 4)],
+      NOW,
+    );
+    await foldRollupBlocks(db, NOW);
+    const window = { from: day(15), to: day(2) };
+    const state = await readBlockState(db, who4.tenantId);
+    expect(windowPieces(window.from, window.to, state).map((p) => p.sign)).toEqual([1, -1]);
+
+    const report = async (query: string) => {
+      const res = await t.call({
+        method: "GET",
+        url: `/api/v1/reports/events/performance?conversionDateFrom=${window.from}&conversionDateTo=${window.to}&${query}`,
+        headers: { authorization: who4.apiKey },
+      });
+      expect(res.statusCode, res.body).toBe(200);
+      return res.json() as unknown as { data: Record<string, unknown>[]; pagination: { total: number } };
+    };
+    for (const fields of ["account", "account,trafficSource", "account,conversionType"]) {
+      const { data, pagination } = await report(`fields=${fields}&stats=clicks`);
+      expect(
+        data.map((r) => [r.accountId, r.clicks]),
+        fields,
+      ).toEqual([[accountB, 4]]);
+      expect(pagination.total).toBe(1);
+    }
+    // By program, filtered to A (the account rollup, one pass): no row at all.
+    const onlyA = await report(`fields=program&accountId=${cat.accountId}&stats=clicks`);
+    expect(onlyA.data).toEqual([]);
+    expect(onlyA.pagination.total).toBe(0);
+    // No fields: the one total row, zeros for A.
+    expect((await report(`accountId=${cat.accountId}&stats=clicks`)).data).toEqual([{ clicks: 0 }]);
   });
 });
 
@@ -458,25 +620,19 @@ describe("conversion type breakdown over the coarser rollups", () => {
 });
 
 describe("blocks of days written by the job rollup-blocks", () => {
-  /** Every block row of `tenantId` equals the sum of its days, in both spanned rollups. */
+  /** Every block row of `tenantId` (aligned and prefix) equals the sum of its days, in both spanned rollups. */
   async function expectBlocksEqualDays(tenantId: string, through: string) {
     for (const rollup of COARSE_ROLLUPS.filter((r) => r.spanned)) {
       const keys = ["span", "day", ...rollup.keys];
       const select = keys.map((k) => `${k}::text as ${k}`).join(", ");
       const actual = await rowsOf(
-        `select ${select}, ${measuresText(false)} from ${rollup.table} where tenant_id = $1 and span > 1`,
+        `select ${select}, ${measuresText(false, "stored")} from ${rollup.table} where tenant_id = $1 and span > 1`,
         [tenantId],
         keys,
       );
       const expected = await rowsOf(
-        `select ${select}, ${measuresText(true)}
-           from (select s.span, r.day - ((((r.day - date '1970-01-01') % s.span) + s.span) % s.span) as day,
-                   ${[...rollup.keys, ...REPORT_MEASURES].map((c) => `r.${c}`).join(", ")}
-                   from ${rollup.table} r cross join unnest($2::int[]) as s (span)
-                  where r.tenant_id = $1 and r.span = 1) x
-          group by ${keys.join(", ")}
-         having x.day + (x.span - 1) <= $3::date`,
-        [tenantId, ROLLUP_SPANS.filter((s) => s > 1), through],
+        `select * from (${blocksFromDays(rollup.keys)}) e where e.span::int > 1`,
+        [tenantId, [...ROLLUP_SPANS], through],
         keys,
       );
       expect(Object.keys(actual).length).toBeGreaterThan(10);

@@ -1,19 +1,20 @@
 import type { Db, Queryable } from "../../platform/db/index.js";
 import type { Job } from "../../platform/jobs.js";
-import { COARSE_ROLLUPS, REPORT_MEASURES, ROLLUP_SPANS } from "../tracking/rollups.js";
+import { COARSE_ROLLUPS, DAY_ROWS, EPOCH_DAYS, REPORT_MEASURES, ROLLUP_SPANS } from "../tracking/rollups.js";
+import { alignDown, blocksOf, dayNumber, dayString } from "./sources.js";
 
-const DAY_MS = 86_400_000;
 const BLOCK_SPANS = ROLLUP_SPANS.filter((s) => s > 1);
 const SPANNED = COARSE_ROLLUPS.filter((r) => r.spanned);
 const ANALYZED = ["daily_rollups", ...COARSE_ROLLUPS.map((r) => r.table)];
-
-const dayNumber = (day: string): number => Date.parse(`${day}T00:00:00Z`) / DAY_MS;
-const dayString = (n: number): string => new Date(n * DAY_MS).toISOString().slice(0, 10);
-const alignDown = (n: number, span: number): number => n - (((n % span) + span) % span);
+const SUMMED = [...REPORT_MEASURES, DAY_ROWS];
+const isAligned = (span: number) => (BLOCK_SPANS as readonly number[]).includes(span);
 
 /**
- * The blocks (of every span above 1) to write for a tenant: those ending in from..through (the
- * days closed since the last fold) and those ending by `through` that hold a changed day.
+ * The blocks to write for a tenant: the aligned blocks (of every span above 1) ending in
+ * from..through (the days closed since the last fold) and those ending by `through` that hold a
+ * changed day; then the prefixes of their epochs (EPOCH_DAYS) through each day of from..through
+ * and through each day from a changed day to its epoch's end (by `through`), but those whose span
+ * is 1 (a day) or an aligned block's. Aligned blocks come first: the prefixes are summed from them.
  */
 export function blocksToFold(
   from: number,
@@ -32,32 +33,60 @@ export function blocksToFold(
     }
     for (const day of changed) add(span, alignDown(day, span));
   }
+  const prefix = (last: number) => {
+    const epoch = alignDown(last, EPOCH_DAYS);
+    const span = last - epoch + 1;
+    if (span > 1 && !isAligned(span)) add(span, epoch);
+  };
+  for (let last = from; last <= through; last++) prefix(last);
+  for (const day of changed) {
+    for (let last = day; last < alignDown(day, EPOCH_DAYS) + EPOCH_DAYS && last <= through; last++) prefix(last);
+  }
   return [...blocks.values()];
 }
 
-/** Rewrites `blocks` of a tenant in every spanned rollup as the sums of their days. */
+/**
+ * Rewrites `blocks` of a tenant in every spanned rollup: the aligned ones as the sums of their
+ * days, then the prefixes as the sums of the aligned blocks that tile them (at most 6 each,
+ * written just before, instead of up to 63 days).
+ */
 async function writeBlocks(tx: Queryable, tenantId: string, blocks: { span: number; day: string }[]) {
-  const spans = blocks.map((b) => b.span);
-  const days = blocks.map((b) => b.day);
+  const aligned = blocks.filter((b) => isAligned(b.span));
+  const prefixes = blocks.filter((b) => !aligned.includes(b));
   for (const rollup of SPANNED) {
     await tx.query(
       `delete from ${rollup.table}
         where tenant_id = $1 and span > 1 and (span, day) in (select * from unnest($2::int2[], $3::date[]))`,
-      [tenantId, spans, days],
+      [tenantId, blocks.map((b) => b.span), blocks.map((b) => b.day)],
     );
     const keys = ["tenant_id", "span", "day", ...rollup.keys];
     const positions = keys.map((_, n) => n + 1).join(", ");
-    await tx.query(
-      `insert into ${rollup.table} (${[...keys, ...REPORT_MEASURES].join(", ")})
+    const insert = `insert into ${rollup.table} (${[...keys, ...SUMMED].join(", ")})
        select r.tenant_id, b.span, b.day, ${rollup.keys.map((k) => `r.${k}`).join(", ")},
-         ${REPORT_MEASURES.map((m) => `sum(r.${m})`).join(", ")}
+         ${SUMMED.map((m) => `sum(r.${m})`).join(", ")}`;
+    await tx.query(
+      `${insert}
          from unnest($2::int2[], $3::date[]) as b (span, day)
          join ${rollup.table} r
            on r.tenant_id = $1 and r.span = 1 and r.day between b.day and b.day + (b.span - 1)
         group by ${positions}
         order by ${positions}`,
-      [tenantId, spans, days],
+      [tenantId, aligned.map((b) => b.span), aligned.map((b) => b.day)],
     );
+    for (const prefix of prefixes) {
+      const last = dayString(dayNumber(prefix.day) + prefix.span - 1);
+      const tiles = blocksOf(prefix.day, last);
+      // One term a tile, as the reports read them: each through the index.
+      const terms = tiles.map((t, n) => `(r.span = ${t.span} and r.day = $${n + 4}::date)`);
+      await tx.query(
+        `${insert}
+           from (select $2::int2 as span, $3::date as day) b
+           join ${rollup.table} r on r.tenant_id = $1 and (${terms.join(" or ")})
+          group by ${positions}
+          order by ${positions}`,
+        [tenantId, prefix.span, prefix.day, ...tiles.map((t) => t.day)],
+      );
+    }
   }
 }
 

@@ -149,10 +149,11 @@ export async function runComposite(
   /** `from ... where ...` over the rollup rows of a window, its parameters added to `values`. */
   const windowSql = (window: { from: Date; to: Date }, pageOnly: boolean) => {
     const conditions = new Conditions("m.tenant_id = $1", ...values);
-    addWindow(conditions, rollup, dayRange(window), false, blockState);
+    // Every account (link) of the catalog is shown, so a group summing to nothing needs no hiding.
+    const { from } = addWindow(conditions, rollup, dayRange(window), false, blockState);
     values.push(...conditions.params.slice(values.length));
     if (pageOnly) conditions.when(true, `${key} = any(array(select page.id from page))`);
-    return `from ${rollup.table} m where ${conditions.sql}`;
+    return `from ${from} m where ${conditions.sql}`;
   };
   const sortSql = stat
     ? `s as (select ${key} as key, ${statColumns([stat])} ${windowSql(metrics, false)} group by 1),`

@@ -2,8 +2,9 @@ import type { Queryable } from "../../platform/db/index.js";
 import { Conditions } from "../../platform/db/paging.js";
 import { ApiError } from "../../platform/http/errors.js";
 import type { CONVERSION_TYPES } from "../tracking/index.js";
+import { DAY_ROWS } from "../tracking/rollups.js";
 import { dateWindow, dayRange, last30Days, type ParamDef, type ParamValue, parseParams, readSort } from "./params.js";
-import { addWindow, chooseRollup, NO_BLOCKS, readBlockState } from "./sources.js";
+import { addWindow, chooseRollup, NO_BLOCKS, readBlockState, type WindowRows } from "./sources.js";
 import { AS_IS, findStat, MEASURES, STATS, type StatDef, SUMMED, statColumns } from "./stats.js";
 
 /** A breakdown of the performance report. Entity fields show the name and add `<field>Id` in json. */
@@ -156,7 +157,7 @@ const COUNTS: ReadonlySet<string> = new Set([
  * told by the type's count summed (a group with an amount has its count too), or for the
  * commissions, which have amounts alone and can be negative, by looking at each group of `r`.
  */
-function byTypeSource(fields: FieldDef[], table: string, where: string): string {
+function byTypeSource(fields: FieldDef[], table: string, where: string, signed: boolean): string {
   const raw = [...new Set(fields.flatMap((f) => (RAW_COLUMN[f.name] ? [RAW_COLUMN[f.name] as string] : [])))];
   const others = fields.flatMap((f, i) => (f.name === "conversionType" ? [] : [{ f, i }]));
   const types: [string | null, Partial<Record<(typeof MEASURES)[number], string>>][] = [
@@ -175,7 +176,7 @@ function byTypeSource(fields: FieldDef[], table: string, where: string): string 
     from (select ${[...others.map(({ f, i }) => `${f.group} as f${i}`), ...MEASURES.map((m) => `sum(m.${m}) as ${m}`), ...keeps].join(", ")}
             from (select ${[...raw.map((c) => `m.${c}`), ...MEASURES.map((m) => `sum(m.${m}) as ${m}`)].join(", ")}
                     from ${table} m where ${where}
-                    ${raw.length > 0 ? `group by ${raw.map((c) => `m.${c}`).join(", ")}` : ""}) m
+                    ${raw.length > 0 ? `group by ${raw.map((c) => `m.${c}`).join(", ")} ${having(signed)}` : ""}) m
             ${others.length > 0 ? `group by ${others.map((_, n) => n + 1).join(", ")}` : ""}) c
     cross join lateral (values ${types.map(row).join(", ")}) as t (conversion_type, keep, ${MEASURES.join(", ")})
     where t.keep) m`;
@@ -260,6 +261,9 @@ function outputsOf(fields: FieldDef[], refs: SortRefs): string[] {
 
 const groupBy = (fields: FieldDef[]) => (fields.length > 0 ? `group by ${fields.map((_, i) => i + 1).join(", ")}` : "");
 
+/** Over rows with some subtracted (WindowRows.signed): only the groups with a day row in the window. */
+const having = (signed: boolean) => (signed ? `having sum(m.${DAY_ROWS}) > 0` : "");
+
 /**
  * One pass: every group with every stat, named, sorted and paged, from the rows of `table` that
  * meet `where`. With `split` (a breakdown by conversion type) it reads byTypeSource instead, whose
@@ -270,7 +274,7 @@ function groupedSql(
   fields: FieldDef[],
   stats: StatDef[],
   sort: Sort,
-  table: string,
+  { from, signed }: WindowRows,
   where: string,
   [offset, limit]: [number, number],
   split: boolean,
@@ -280,8 +284,8 @@ function groupedSql(
   return `
     with g as (
       select ${[...fields.map((f, i) => `${group(f, i)} as f${i}`), statColumns(stats, split ? AS_IS : SUMMED)].join(", ")}
-      from ${split ? byTypeSource(fields, table, where) : `${table} m where ${where}`}
-      ${split ? "" : groupBy(fields)}
+      from ${split ? byTypeSource(fields, from, where, signed) : `${from} m where ${where}`}
+      ${split || fields.length === 0 ? "" : `${groupBy(fields)} ${having(signed)}`}
     )
     select ${[...outputsOf(fields, IN_G), ...stats.map((s) => `g."${s.name}"`), "count(*) over ()::int as total_rows"].join(", ")}
     from g ${joins.join(" ")}
@@ -304,7 +308,7 @@ function pagedSql(
   fields: FieldDef[],
   stats: StatDef[],
   sort: Sort,
-  table: string,
+  { from, signed }: WindowRows,
   where: string,
   page: [number, number],
 ) {
@@ -329,9 +333,9 @@ function pagedSql(
   return `
     with k as (
       select ${[...fields.map((f, i) => `${f.group} as f${i}`), ...(sort.stat ? [statColumns([sort.stat])] : [])].join(", ")}
-      from ${table} m
+      from ${from} m
       where ${where}
-      ${groupBy(fields)}
+      ${groupBy(fields)} ${having(signed)}
     ),
     ${cut}
     p as (
@@ -343,7 +347,7 @@ function pagedSql(
     ),
     a as materialized (
       select ${[...fields.map((f, i) => `${f.group} as f${i}`), statColumns(stats)].join(", ")}
-      from ${table} m
+      from ${from} m
       where ${[where, ...narrow].join(" and ")}
       ${groupBy(fields)}
     )
@@ -387,7 +391,7 @@ export async function runPerformance(
   const filter = new Conditions("m.tenant_id = $1", tenantId);
   const byDay = fields.some((f) => TIME_FIELDS.has(f.name));
   const blockState = rollup.spanned && !byDay ? await readBlockState(db, tenantId) : NO_BLOCKS;
-  addWindow(filter, rollup, [fromDay, toDay], byDay, blockState);
+  const read = addWindow(filter, rollup, [fromDay, toDay], byDay, blockState);
   for (const [param, column] of Object.entries(FILTER_COLUMNS)) filter.add(`m.${column} = $`, params[param]);
   const values = filter.params;
   values.push(offset, limit);
@@ -396,8 +400,8 @@ export async function runPerformance(
   const byType = fields.some((f) => f.name === "conversionType");
   const sql =
     !byType && fields.some((f) => MANY.has(f.name))
-      ? pagedSql(fields, stats, sort, rollup.table, filter.sql, page)
-      : groupedSql(fields, stats, sort, rollup.table, filter.sql, page, byType);
+      ? pagedSql(fields, stats, sort, read, filter.sql, page)
+      : groupedSql(fields, stats, sort, read, filter.sql, page, byType);
   const rows = await db.query<Record<string, unknown>>(sql, values);
   // Without fields the report is one total row, zeros included, even with no traffic. A page
   // past the end has no row to carry the count: ask for the first row just for it.

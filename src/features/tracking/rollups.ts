@@ -52,12 +52,21 @@ const ARRAY_TYPES = [
 ];
 
 /**
- * Lengths of the blocks of the spanned rollups, in days (1: a day); a block starts a multiple of
- * its span after 1970-01-01. The writers write days only; the job rollup-blocks writes the longer
- * blocks of closed days (src/features/reports/blocks.ts). A 30-day window is read as about 6
- * blocks, a 90-day one as about 8.
+ * Lengths of the aligned blocks of the spanned rollups, in days (1: a day); an aligned block
+ * starts a multiple of its span after 1970-01-01. The writers write days only; the job
+ * rollup-blocks writes the longer blocks of closed days (src/features/reports/blocks.ts).
  */
 export const ROLLUP_SPANS = [1, 2, 4, 8, 16, 32, 64] as const;
+
+/**
+ * The spanned rollups also hold prefixes: from the first day of each epoch of this many days (a
+ * multiple of it after 1970-01-01) to each of its closed days, a block of any span up to it. A
+ * window within an epoch is then the difference of two prefixes (src/features/reports/sources.ts).
+ */
+export const EPOCH_DAYS = 64;
+
+/** How many day rows a block row sums (1 on a day's row): a group is in a window while its sum is above 0. */
+export const DAY_ROWS = "day_rows";
 
 /** The measure columns the reports read: the coarser rollups keep only these. */
 export const REPORT_MEASURES = [
