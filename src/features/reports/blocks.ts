@@ -1,7 +1,7 @@
 import type { Db, Queryable } from "../../platform/db/index.js";
 import type { Job } from "../../platform/jobs.js";
 import { COARSE_ROLLUPS, DAY_ROWS, EPOCH_DAYS, REPORT_MEASURES, ROLLUP_SPANS } from "../tracking/rollups.js";
-import { alignDown, blocksOf, dayNumber, dayString } from "./sources.js";
+import { alignDown, dayNumber, dayString } from "./sources.js";
 
 const BLOCK_SPANS = ROLLUP_SPANS.filter((s) => s > 1);
 const SPANNED = COARSE_ROLLUPS.filter((r) => r.spanned);
@@ -14,7 +14,7 @@ const isAligned = (span: number) => (BLOCK_SPANS as readonly number[]).includes(
  * from..through (the days closed since the last fold) and those ending by `through` that hold a
  * changed day; then the prefixes of their epochs (EPOCH_DAYS) through each day of from..through
  * and through each day from a changed day to its epoch's end (by `through`), but those whose span
- * is 1 (a day) or an aligned block's. Aligned blocks come first: the prefixes are summed from them.
+ * is 1 (a day) or an aligned block's.
  */
 export function blocksToFold(
   from: number,
@@ -47,12 +47,16 @@ export function blocksToFold(
 
 /**
  * Rewrites `blocks` of a tenant in every spanned rollup: the aligned ones as the sums of their
- * days, then the prefixes as the sums of the aligned blocks that tile them (at most 6 each,
- * written just before, instead of up to 63 days).
+ * days, then the prefixes, shortest first, each as the prefix a day shorter plus its last day
+ * (two pieces instead of up to 63 days). The shorter one is current: written just before, or by
+ * an earlier run and none of its days changed since (a changed day has every prefix from it on
+ * in `blocks`).
  */
 async function writeBlocks(tx: Queryable, tenantId: string, blocks: { span: number; day: string }[]) {
   const aligned = blocks.filter((b) => isAligned(b.span));
-  const prefixes = blocks.filter((b) => !aligned.includes(b));
+  const prefixes = blocks
+    .filter((b) => !isAligned(b.span))
+    .sort((a, b) => (a.day === b.day ? a.span - b.span : a.day < b.day ? -1 : 1));
   for (const rollup of SPANNED) {
     await tx.query(
       `delete from ${rollup.table}
@@ -74,17 +78,15 @@ async function writeBlocks(tx: Queryable, tenantId: string, blocks: { span: numb
       [tenantId, aligned.map((b) => b.span), aligned.map((b) => b.day)],
     );
     for (const prefix of prefixes) {
-      const last = dayString(dayNumber(prefix.day) + prefix.span - 1);
-      const tiles = blocksOf(prefix.day, last);
-      // One term a tile, as the reports read them: each through the index.
-      const terms = tiles.map((t, n) => `(r.span = ${t.span} and r.day = $${n + 4}::date)`);
       await tx.query(
         `${insert}
            from (select $2::int2 as span, $3::date as day) b
-           join ${rollup.table} r on r.tenant_id = $1 and (${terms.join(" or ")})
+           join ${rollup.table} r
+             on r.tenant_id = $1
+            and ((r.span = $2::int2 - 1 and r.day = $3::date) or (r.span = 1 and r.day = $3::date + ($2::int2 - 1)))
           group by ${positions}
           order by ${positions}`,
-        [tenantId, prefix.span, prefix.day, ...tiles.map((t) => t.day)],
+        [tenantId, prefix.span, prefix.day],
       );
     }
   }
