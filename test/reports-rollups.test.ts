@@ -17,6 +17,7 @@ import {
   EPOCH_DAYS,
   REPORT_MEASURES,
   ROLLUP_SPANS,
+  TAIL_DAYS,
 } from "../src/features/tracking/rollups.js";
 import type { Queryable } from "../src/platform/db/index.js";
 import { seedTenancy, startTestApp, type Tenancy, type TestApp } from "./helpers/app.js";
@@ -154,8 +155,10 @@ const measuresText = (sum: boolean, dayRows: "stored" | "counted" | "none" = "no
 
 /**
  * Each spanned block's rows made here from daily_rollups of tenant $1: a day (x.first) goes to
- * the aligned blocks of the spans $2 that hold it and to the prefixes of its epoch (EPOCH_DAYS)
- * that end on or after it, those whose span is not one of $2; blocks ending after $3 are left out.
+ * the aligned blocks of the spans $2 that hold it, to the prefixes of its epoch (EPOCH_DAYS)
+ * that end on or after it, those whose span is not one of $2, and to the tails (TAIL_DAYS) ending
+ * on $3 that hold it, those that are neither an aligned block nor a prefix; blocks ending after
+ * $3 are left out.
  */
 const blocksFromDays = (keys: readonly string[]) => `
   select x.span::text as span, x.day::text as day, ${keys.map((k) => `x.${k}::text as ${k}`).join(", ")},
@@ -169,7 +172,14 @@ const blocksFromDays = (keys: readonly string[]) => `
               select p.span, r.day - ((((r.day - date '1970-01-01') % ${EPOCH_DAYS}) + ${EPOCH_DAYS}) % ${EPOCH_DAYS})
                 from generate_series((((r.day - date '1970-01-01') % ${EPOCH_DAYS}) + ${EPOCH_DAYS}) % ${EPOCH_DAYS} + 1,
                                      ${EPOCH_DAYS}) as p (span)
-               where p.span <> all($2::int[])) b
+               where p.span <> all($2::int[])
+              union all
+              select t.span, $3::date - (t.span - 1)
+                from generate_series(greatest(2, $3::date - r.day + 1), ${TAIL_DAYS}) as t (span)
+               where r.day <= $3::date
+                 and not (t.span = any($2::int[])
+                          and ((($3::date - (t.span - 1) - date '1970-01-01') % t.span) + t.span) % t.span = 0)
+                 and ((($3::date - (t.span - 1) - date '1970-01-01') % ${EPOCH_DAYS}) + ${EPOCH_DAYS}) % ${EPOCH_DAYS} <> 0) b
            where r.tenant_id = $1) x
    group by x.span, x.day, ${keys.map((k) => `x.${k}`).join(", ")}
   having x.span = 1 or x.day + (x.span - 1) <= $3::date`;
@@ -344,7 +354,11 @@ describe("blocks of days", () => {
     ]);
     // Only current blocks: written through 06-25, 06-10 changed since; shorter blocks instead.
     const dayNumber = (d: string) => Date.parse(`${d}T00:00:00Z`) / DAY_MS;
-    const state = { foldedThrough: dayNumber("2026-06-25"), dirty: [dayNumber("2026-06-10")] };
+    const state = {
+      foldedThrough: dayNumber("2026-06-25"),
+      tailsThrough: Number.NEGATIVE_INFINITY,
+      dirty: [dayNumber("2026-06-10")],
+    };
     expect(blocksOf("2026-06-01", "2026-06-30", state).map((b) => `${b.span}@${b.day.slice(5)}`)).toEqual([
       "1@06-01",
       "2@06-02",
@@ -367,12 +381,16 @@ describe("blocks of days", () => {
     const rnd = prng(65);
     const isAligned = (span: number, start: number) =>
       (ROLLUP_SPANS as readonly number[]).includes(span) && ((start % span) + span) % span === 0;
+    let tailed = 0;
     for (let n = 0; n < 1000; n++) {
       const length = rnd.int(1, 200);
       const from = rnd.int(20_000, 20_400);
       const to = from + length - 1;
+      const foldedThrough = rnd.int(from - 70, to + 5);
       const state = {
-        foldedThrough: rnd.int(from - 70, to + 5),
+        foldedThrough,
+        // Tails on the last folded day, on one before it (a later run not yet done), or none yet.
+        tailsThrough: rnd.pick([foldedThrough, foldedThrough, foldedThrough - 1, Number.NEGATIVE_INFINITY]),
         dirty: Array.from({ length: rnd.int(0, 3) }, () => rnd.int(from - 70, to)),
       };
       const [fromDay, toDay] = [from, to].map((d) => new Date(d * DAY_MS).toISOString().slice(0, 10)) as [
@@ -383,8 +401,12 @@ describe("blocks of days", () => {
       const times = new Map<number, number>();
       for (const piece of pieces) {
         const start = Date.parse(`${piece.day}T00:00:00Z`) / DAY_MS;
-        // A day, an aligned block or a prefix of its epoch; current when longer than a day.
-        expect(isAligned(piece.span, start) || (start % EPOCH_DAYS === 0 && piece.span <= EPOCH_DAYS)).toBe(true);
+        // A day, an aligned block, a prefix of its epoch or a tail; current when longer than a day.
+        const isTail = start + piece.span - 1 === state.tailsThrough && piece.span <= TAIL_DAYS;
+        expect(isAligned(piece.span, start) || (start % EPOCH_DAYS === 0 && piece.span <= EPOCH_DAYS) || isTail).toBe(
+          true,
+        );
+        if (isTail) tailed++;
         if (piece.span > 1) {
           expect(start + piece.span - 1).toBeLessThanOrEqual(state.foldedThrough);
           expect(state.dirty.filter((d) => d >= start && d < start + piece.span)).toEqual([]);
@@ -393,13 +415,20 @@ describe("blocks of days", () => {
       }
       for (const [d, count] of times) expect(count, `day ${d}`).toBe(d >= from && d <= to ? 1 : 0);
       for (let d = from; d <= to; d++) expect(times.get(d)).toBe(1);
-      // Never more pieces than the aligned blocks alone.
+      // Never more pieces than the aligned blocks alone, nor than without tails.
       expect(pieces.length).toBeLessThanOrEqual(blocksOf(fromDay, toDay, state).length);
+      const untailed = windowPieces(fromDay, toDay, { ...state, tailsThrough: Number.NEGATIVE_INFINITY });
+      expect(pieces.length).toBeLessThanOrEqual(untailed.length);
     }
+    expect(tailed).toBeGreaterThan(100);
     // 2026-06-04 starts an epoch (20,608 = 322 x 64). Folded through 06-29: the days up to it are
     // its prefix, 06-30 a day; 06-01 to 06-03 stay aligned blocks (a tie: two pieces either way).
     const dayNumber = (d: string) => Date.parse(`${d}T00:00:00Z`) / DAY_MS;
-    const folded: BlockState = { foldedThrough: dayNumber("2026-06-29"), dirty: [] };
+    const folded: BlockState = {
+      foldedThrough: dayNumber("2026-06-29"),
+      tailsThrough: Number.NEGATIVE_INFINITY,
+      dirty: [],
+    };
     const shown = (from: string, to: string, state: BlockState) =>
       windowPieces(from, to, state).map((p) => `${p.sign < 0 ? "-" : ""}${p.span}@${p.day.slice(5)}`);
     expect(shown("2026-06-01", "2026-06-30", folded)).toEqual(["1@06-01", "2@06-02", "26@06-04", "1@06-30"]);
@@ -416,6 +445,28 @@ describe("blocks of days", () => {
     ]);
     // 06-20 changed instead: a tie (8 pieces either way), the aligned blocks.
     expect(shown("2026-06-10", "2026-06-30", { ...folded, dirty: [dayNumber("2026-06-20")] })[0]).toBe("2@06-10");
+
+    // With the tails through 06-29: a window ending today is its tail and today.
+    const tails = { ...folded, tailsThrough: dayNumber("2026-06-29") };
+    expect(shown("2026-06-01", "2026-06-30", tails)).toEqual(["29@06-01", "1@06-30"]);
+    expect(shown("2026-06-10", "2026-06-30", tails)).toEqual(["20@06-10", "1@06-30"]);
+    // A tie with the prefix (the same block, 26@06-04): either way it is the same two pieces.
+    expect(shown("2026-06-04", "2026-06-30", tails)).toEqual(["26@06-04", "1@06-30"]);
+    // Longer than a tail (the 64-day tail from 04-27, and 04-02 to 04-26 as a prefix minus a day):
+    // four pieces with a subtraction either way, a tie kept as without tails.
+    expect(shown("2026-04-02", "2026-06-30", tails)).toEqual(["64@04-01", "-1@04-01", "26@06-04", "1@06-30"]);
+    // From 04-24 on: 04-24 to 04-26 as a day and an aligned block, then the tail: no subtraction.
+    expect(shown("2026-04-24", "2026-06-30", tails)).toEqual(["1@04-24", "2@04-25", "64@04-27", "1@06-30"]);
+    // 06-20 changed since: the tail after it, the days up to it as without tails (5 pieces, not 8).
+    expect(shown("2026-06-10", "2026-06-30", { ...tails, dirty: [dayNumber("2026-06-20")] })).toEqual([
+      "2@06-10",
+      "8@06-12",
+      "1@06-20",
+      "9@06-21",
+      "1@06-30",
+    ]);
+    // Not holding the tails' last day: no tail.
+    expect(shown("2026-06-10", "2026-06-28", tails)).toEqual(shown("2026-06-10", "2026-06-28", folded));
   });
 });
 
@@ -447,12 +498,25 @@ describe("reports over the coarser rollups", () => {
     const rnd = prng(31);
     const state = await readBlockState(t.testDb.db, who.tenantId);
     let subtracting = 0;
-    for (let n = 0; n < 16; n++) {
+    let tailed = 0;
+    const random = Array.from({ length: 16 }, () => {
       const length = rnd.int(1, 95);
       const end = rnd.int(0, 100 - length);
-      const [from, to] = [day(end + length - 1), day(end)];
+      return [end + length - 1, end];
+    });
+    // And windows ending today or yesterday, read through the tails ending yesterday.
+    const recent = [
+      [29, 0],
+      [6, 0],
+      [89, 0],
+      [40, 1],
+    ];
+    for (const [first, last] of [...random, ...recent] as [number, number][]) {
+      const [from, to] = [day(first), day(last)];
+      const pieces = windowPieces(from, to, state);
       // Windows read as a prefix minus a prefix: a group with rows before the window alone sums to nothing.
-      if (windowPieces(from, to, state).some((p) => p.sign < 0)) subtracting++;
+      if (pieces.some((p) => p.sign < 0)) subtracting++;
+      if (pieces.some((p) => p.span > 1 && p.day === day(first) && p.span === first)) tailed++;
       const stats = "clicks,uniqueClicks,ftd,commission";
       // The report's rows keyed like fromDaily's: each field's id (as its rollup column), then the stats.
       const keyed = async (fields: Record<string, string>) => {
@@ -491,6 +555,7 @@ describe("reports over the coarser rollups", () => {
       ).toBe(expected?.replace(/null/g, "0"));
     }
     expect(subtracting).toBeGreaterThanOrEqual(3);
+    expect(tailed).toBeGreaterThanOrEqual(3);
   });
 
   it("pages a stat-sorted breakdown by account and source the same as one whole page", async () => {
@@ -698,6 +763,9 @@ describe("blocks of days written by the job rollup-blocks", () => {
     expect(first.blocks).toBeGreaterThan(10);
     await expectBlocksEqualDays(fresh.tenantId, day(1));
     await expectExact(fresh);
+    // The tails end yesterday: a window ending yesterday is one of them.
+    const pieces = async () => windowPieces(day(40), day(1), await readBlockState(db, fresh.tenantId));
+    expect(await pieces()).toEqual([{ span: 40, day: day(40), sign: 1 }]);
 
     // Idempotent: a second run changes no block.
     const snapshot = async () =>
@@ -735,6 +803,8 @@ describe("blocks of days written by the job rollup-blocks", () => {
       [fresh.tenantId, day(12)],
     );
     expect(mark?.n).toBe(1);
+    // The tails holding that day are not read until the job has written them again.
+    expect((await pieces()).at(-1)).toEqual({ span: 11, day: day(11), sign: 1 });
     await expectExact(fresh);
 
     // The job writes the blocks of that day again; reports still exact, then idempotent again.
@@ -746,6 +816,15 @@ describe("blocks of days written by the job rollup-blocks", () => {
     expect(after).not.toEqual(before);
     await foldRollupBlocks(db, NOW);
     expect(await snapshot()).toEqual(after);
+    expect(await pieces()).toEqual([{ span: 40, day: day(40), sign: 1 }]);
+
+    // A day later the tails end on the new last folded day; those ending on the day before are gone.
+    const later = await foldRollupBlocks(db, new Date(NOW.getTime() + DAY_MS));
+    expect(later.foldedThrough).toBe(day(0));
+    await expectBlocksEqualDays(fresh.tenantId, day(0));
+    await expectExact(fresh);
+    const moved = await readBlockState(db, fresh.tenantId);
+    expect(windowPieces(day(59), day(0), moved)).toEqual([{ span: 60, day: day(59), sign: 1 }]);
   });
 
   it("is registered as a job, hourly at minute 5", async () => {

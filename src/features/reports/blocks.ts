@@ -1,6 +1,6 @@
 import type { Db, Queryable } from "../../platform/db/index.js";
 import type { Job } from "../../platform/jobs.js";
-import { COARSE_ROLLUPS, DAY_ROWS, EPOCH_DAYS, REPORT_MEASURES, ROLLUP_SPANS } from "../tracking/rollups.js";
+import { COARSE_ROLLUPS, DAY_ROWS, EPOCH_DAYS, REPORT_MEASURES, ROLLUP_SPANS, TAIL_DAYS } from "../tracking/rollups.js";
 import { alignDown, dayNumber, dayString } from "./sources.js";
 
 const BLOCK_SPANS = ROLLUP_SPANS.filter((s) => s > 1);
@@ -45,23 +45,72 @@ export function blocksToFold(
   return [...blocks.values()];
 }
 
+interface Block {
+  span: number;
+  day: string;
+}
+
+/** A block written as a block a day shorter (at `shorter`, its first day) plus the day `plus`. */
+interface Grown extends Block {
+  shorter: string;
+  plus: string;
+}
+
+/** Whether the block span@start is an aligned block or a prefix: written as such, not as a tail. */
+const alignedOrPrefix = (span: number, start: number) =>
+  (isAligned(span) && alignDown(start, span) === start) ||
+  (alignDown(start, EPOCH_DAYS) === start && span <= EPOCH_DAYS);
+
+/** The tails ending on `end` (day number) of spans from `shortest` on, but aligned blocks and prefixes. */
+function tailsOf(end: number, shortest: number): Block[] {
+  const tails: Block[] = [];
+  for (let span = Math.max(2, shortest); span <= TAIL_DAYS; span++) {
+    if (!alignedOrPrefix(span, end - span + 1)) tails.push({ span, day: dayString(end - span + 1) });
+  }
+  return tails;
+}
+
 /**
- * Rewrites `blocks` of a tenant in every spanned rollup: the aligned ones as the sums of their
- * days, then the prefixes, shortest first, each as the prefix a day shorter plus its last day
- * (two pieces instead of up to 63 days). The shorter one is current: written just before, or by
- * an earlier run and none of its days changed since (a changed day has every prefix from it on
- * in `blocks`).
+ * The tails a run writes for a tenant whose tails end on `tailsEnd` (null: none yet), folding
+ * through `through` with the days `changed` since: all of them, ending on `through`, when that
+ * moved (the ones ending on `tailsEnd` are removed); else those holding a changed day. Each is
+ * grown from the tail a day shorter, so they are written shortest first.
  */
-async function writeBlocks(tx: Queryable, tenantId: string, blocks: { span: number; day: string }[]) {
-  const aligned = blocks.filter((b) => isAligned(b.span));
-  const prefixes = blocks
+export function tailsToFold(
+  tailsEnd: number | null,
+  through: number,
+  changed: readonly number[],
+): { removed: Block[]; written: Grown[] } {
+  const grow = (tails: Block[]) => tails.map((t) => ({ ...t, shorter: dayString(dayNumber(t.day) + 1), plus: t.day }));
+  if (tailsEnd !== through) {
+    return { removed: tailsEnd === null ? [] : tailsOf(tailsEnd, 2), written: grow(tailsOf(through, 2)) };
+  }
+  const latest = Math.max(...changed.filter((d) => d <= through && d > through - TAIL_DAYS));
+  const tails = Number.isFinite(latest) ? tailsOf(through, through - latest + 1) : [];
+  return { removed: tails, written: grow(tails) };
+}
+
+/** The prefixes among `blocks`, shortest first in each epoch, each grown from the one a day shorter. */
+function prefixesOf(blocks: Block[]): Grown[] {
+  return blocks
     .filter((b) => !isAligned(b.span))
-    .sort((a, b) => (a.day === b.day ? a.span - b.span : a.day < b.day ? -1 : 1));
+    .sort((a, b) => (a.day === b.day ? a.span - b.span : a.day < b.day ? -1 : 1))
+    .map((b) => ({ ...b, shorter: b.day, plus: dayString(dayNumber(b.day) + b.span - 1) }));
+}
+
+/**
+ * Rewrites blocks of a tenant in every spanned rollup, after deleting `removed`: the aligned
+ * ones as the sums of their days, then `grown` in order, each as the block a day shorter plus
+ * its other day (two pieces instead of up to 63 days). The shorter one is current: written just
+ * before, or by an earlier run and none of its days changed since (a changed day has every
+ * prefix and tail holding it in `grown`).
+ */
+async function writeBlocks(tx: Queryable, tenantId: string, removed: Block[], aligned: Block[], grown: Grown[]) {
   for (const rollup of SPANNED) {
     await tx.query(
       `delete from ${rollup.table}
         where tenant_id = $1 and span > 1 and (span, day) in (select * from unnest($2::int2[], $3::date[]))`,
-      [tenantId, blocks.map((b) => b.span), blocks.map((b) => b.day)],
+      [tenantId, removed.map((b) => b.span), removed.map((b) => b.day)],
     );
     const keys = ["tenant_id", "span", "day", ...rollup.keys];
     const positions = keys.map((_, n) => n + 1).join(", ");
@@ -77,16 +126,16 @@ async function writeBlocks(tx: Queryable, tenantId: string, blocks: { span: numb
         order by ${positions}`,
       [tenantId, aligned.map((b) => b.span), aligned.map((b) => b.day)],
     );
-    for (const prefix of prefixes) {
+    for (const block of grown) {
       await tx.query(
         `${insert}
            from (select $2::int2 as span, $3::date as day) b
            join ${rollup.table} r
              on r.tenant_id = $1
-            and ((r.span = $2::int2 - 1 and r.day = $3::date) or (r.span = 1 and r.day = $3::date + ($2::int2 - 1)))
+            and ((r.span = $2::int2 - 1 and r.day = $4::date) or (r.span = 1 and r.day = $5::date))
           group by ${positions}
           order by ${positions}`,
-        [tenantId, prefix.span, prefix.day],
+        [tenantId, block.span, block.day, block.shorter, block.plus],
       );
     }
   }
@@ -121,8 +170,8 @@ export async function foldRollupBlocks(db: Db, now: Date) {
     );
     const changed = new Map<string, number[]>();
     for (const m of marks) changed.set(m.tenant_id, [...(changed.get(m.tenant_id) ?? []), dayNumber(m.day)]);
-    const tenants = await tx.query<{ id: string; folded: string | null; first: string | null }>(
-      `select t.id, s.folded_through::text as folded,
+    const tenants = await tx.query<{ id: string; folded: string | null; tails: string | null; first: string | null }>(
+      `select t.id, s.folded_through::text as folded, s.tails_through::text as tails,
          (select min(r.day) from account_rollups r where r.tenant_id = t.id and r.span = 1)::text as first
          from tenants t left join rollup_block_state s on s.tenant_id = t.id
         order by t.id`,
@@ -136,13 +185,25 @@ export async function foldRollupBlocks(db: Db, now: Date) {
           : tenant.first !== null
             ? dayNumber(tenant.first)
             : last + 1;
-      const blocks = blocksToFold(from, last, changed.get(tenant.id) ?? []);
-      if (blocks.length > 0) await writeBlocks(tx, tenant.id, blocks);
-      written += blocks.length;
+      const days = changed.get(tenant.id) ?? [];
+      const blocks = blocksToFold(from, last, days);
+      // A tenant without a day has no tail to write, nor any written before.
+      const tails =
+        tenant.first === null
+          ? { removed: [], written: [] }
+          : tailsToFold(tenant.tails === null ? null : dayNumber(tenant.tails), last, days);
+      if (blocks.length + tails.written.length > 0) {
+        const aligned = blocks.filter((b) => isAligned(b.span));
+        const removed = [...blocks, ...tails.removed, ...tails.written];
+        await writeBlocks(tx, tenant.id, removed, aligned, [...prefixesOf(blocks), ...tails.written]);
+      }
+      written += blocks.length + tails.written.length;
     }
     await tx.query(
-      `insert into rollup_block_state (tenant_id, folded_through) select id, $1::date from tenants
-       on conflict (tenant_id) do update set folded_through = greatest(rollup_block_state.folded_through, excluded.folded_through)`,
+      `insert into rollup_block_state (tenant_id, folded_through, tails_through) select id, $1::date, $1::date from tenants
+       on conflict (tenant_id) do update
+         set folded_through = greatest(rollup_block_state.folded_through, excluded.folded_through),
+             tails_through = excluded.tails_through`,
       [through],
     );
     return { foldedThrough: through, tenants: tenants.length, changedDays: marks.length, blocks: written };

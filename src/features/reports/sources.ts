@@ -1,6 +1,6 @@
 import type { Queryable } from "../../platform/db/index.js";
 import type { Conditions } from "../../platform/db/paging.js";
-import { COARSE_ROLLUPS, DAY_ROWS, EPOCH_DAYS, REPORT_MEASURES, ROLLUP_SPANS } from "../tracking/rollups.js";
+import { COARSE_ROLLUPS, DAY_ROWS, EPOCH_DAYS, REPORT_MEASURES, ROLLUP_SPANS, TAIL_DAYS } from "../tracking/rollups.js";
 
 /** A rollup table a report can read: its dimension columns (besides tenant_id and the day). */
 export interface RollupSource {
@@ -43,31 +43,46 @@ export const alignDown = (n: number, span: number): number => n - (((n % span) +
 
 /**
  * Which blocks of a tenant the job rollup-blocks has written and are current: those ending by
- * `foldedThrough` (a day number) with none of their days in `dirty` (days changed since).
+ * `foldedThrough` (a day number) with none of their days in `dirty` (days changed since), and
+ * the tails (TAIL_DAYS) ending on `tailsThrough`, with the same rule.
  */
 export interface BlockState {
   foldedThrough: number;
+  tailsThrough: number;
   dirty: readonly number[];
 }
 
 /** No block is current: every window is read as days. */
-export const NO_BLOCKS: BlockState = { foldedThrough: Number.NEGATIVE_INFINITY, dirty: [] };
+export const NO_BLOCKS: BlockState = {
+  foldedThrough: Number.NEGATIVE_INFINITY,
+  tailsThrough: Number.NEGATIVE_INFINITY,
+  dirty: [],
+};
 
 /** The tenant's BlockState (one small read; the marks of a tenant are few between two runs). */
 export async function readBlockState(db: Queryable, tenantId: string): Promise<BlockState> {
-  const [row] = await db.query<{ folded: string | null; dirty: string[] }>(
-    `select (select folded_through::text from rollup_block_state where tenant_id = $1) as folded,
-            array(select day::text from rollup_block_dirty where tenant_id = $1 order by 1) as dirty`,
+  const [row] = await db.query<{ folded: string | null; tails: string | null; dirty: string[] }>(
+    `select s.folded_through::text as folded, s.tails_through::text as tails,
+            array(select day::text from rollup_block_dirty where tenant_id = $1 order by 1) as dirty
+       from rollup_block_state s where s.tenant_id = $1`,
     [tenantId],
   );
   if (!row || row.folded === null) return NO_BLOCKS;
-  return { foldedThrough: dayNumber(row.folded), dirty: row.dirty.map(dayNumber) };
+  return {
+    foldedThrough: dayNumber(row.folded),
+    tailsThrough: row.tails === null ? Number.NEGATIVE_INFINITY : dayNumber(row.tails),
+    dirty: row.dirty.map(dayNumber),
+  };
 }
 
 const isCurrent = (state: BlockState, span: number, start: number): boolean =>
   start + span - 1 <= state.foldedThrough && !state.dirty.some((d) => d >= start && d < start + span);
 
-const ALL_CURRENT: BlockState = { foldedThrough: Number.POSITIVE_INFINITY, dirty: [] };
+const ALL_CURRENT: BlockState = {
+  foldedThrough: Number.POSITIVE_INFINITY,
+  tailsThrough: Number.NEGATIVE_INFINITY,
+  dirty: [],
+};
 
 /** A block of days [start, start + span - 1] by day numbers. */
 interface Run {
@@ -113,23 +128,18 @@ export interface Piece {
   sign: 1 | -1;
 }
 
+type SignedRun = Run & { sign: 1 | -1 };
+
+const plus = (runs: Run[]): SignedRun[] => runs.map((r) => ({ ...r, sign: 1 }));
+
 /**
- * How a window reads the spanned rollups: the fewest blocks whose signed sum is exactly its
- * days from..to. Within each epoch (EPOCH_DAYS days) it covers, either the aligned blocks that
- * tile its part (blocksOf), or its epoch's prefix through the last day whose prefix is current,
- * minus the prefix through the day before the part (none when the part starts the epoch), plus
- * the aligned blocks of the days left: a 30-day window is then two prefixes and today, where the
- * aligned blocks would be about 8 pieces of as many rows each. A prefix is current while it ends
- * by the last fold and none of its days changed since; the aligned blocks win a tie, being
- * smaller.
+ * The days from..to as the fewest signed blocks of the epochs they cover (see windowPieces): in
+ * each, its aligned tiling, or its prefix through the last day whose prefix is current, minus the
+ * prefix before the part, plus the aligned tiling of the days left.
  */
-export function windowPieces(fromDay: string, toDay: string, state: BlockState = ALL_CURRENT): Piece[] {
-  const to = dayNumber(toDay);
-  const pieces: Piece[] = [];
-  const add = (runs: Run[], sign: 1 | -1) => {
-    for (const r of runs) pieces.push({ span: r.span, day: dayString(r.start), sign });
-  };
-  for (let from = dayNumber(fromDay); from <= to; ) {
+function epochPieces(first: number, to: number, state: BlockState): SignedRun[] {
+  const pieces: SignedRun[] = [];
+  for (let from = first; from <= to; ) {
     const epoch = alignDown(from, EPOCH_DAYS);
     const last = Math.min(to, epoch + EPOCH_DAYS - 1);
     const aligned = alignedTiling(from, last, state);
@@ -139,15 +149,50 @@ export function windowPieces(fromDay: string, toDay: string, state: BlockState =
     const rest = through >= from ? alignedTiling(through + 1, last, state) : [];
     const prefixes = from > epoch ? 2 : 1;
     if (through >= from && prefixes + rest.length < aligned.length) {
-      add([{ span: through - epoch + 1, start: epoch }], 1);
-      if (from > epoch) add([{ span: from - epoch, start: epoch }], -1);
-      add(rest, 1);
+      pieces.push({ span: through - epoch + 1, start: epoch, sign: 1 });
+      if (from > epoch) pieces.push({ span: from - epoch, start: epoch, sign: -1 });
+      pieces.push(...plus(rest));
     } else {
-      add(aligned, 1);
+      pieces.push(...plus(aligned));
     }
     from = last + 1;
   }
   return pieces;
+}
+
+const subtracts = (pieces: SignedRun[]) => pieces.some((p) => p.sign < 0);
+
+/**
+ * How a window reads the spanned rollups: the fewest blocks whose signed sum is exactly its
+ * days from..to. Within each epoch (EPOCH_DAYS days) it covers, either the aligned blocks that
+ * tile its part (blocksOf), or its epoch's prefix through the last day whose prefix is current,
+ * minus the prefix through the day before the part (none when the part starts the epoch), plus
+ * the aligned blocks of the days left: a 30-day window is then two prefixes and today, where the
+ * aligned blocks would be about 8 pieces of as many rows each. A prefix is current while it ends
+ * by the last fold and none of its days changed since; the aligned blocks win a tie, being
+ * smaller. A window holding the day the tails end on (`tailsThrough`) may instead read the
+ * longest current tail within it, with the days before and after it read as above: a 30-day
+ * window ending today is then its tail and today. The tail wins when it makes fewer pieces, or
+ * as many with nothing subtracted.
+ */
+export function windowPieces(fromDay: string, toDay: string, state: BlockState = ALL_CURRENT): Piece[] {
+  const [from, to] = [dayNumber(fromDay), dayNumber(toDay)];
+  let pieces = epochPieces(from, to, state);
+  const end = state.tailsThrough;
+  if (end >= from && end <= to) {
+    // The tail starts after the window's first day, its longest span and any day changed since.
+    const start = Math.max(from, end - TAIL_DAYS + 1, ...state.dirty.filter((d) => d <= end).map((d) => d + 1));
+    if (start < end) {
+      const tailed = [
+        ...epochPieces(from, start - 1, state),
+        { span: end - start + 1, start, sign: 1 as const },
+        ...epochPieces(end + 1, to, state),
+      ];
+      const fewer = tailed.length - pieces.length;
+      if (fewer < 0 || (fewer === 0 && subtracts(pieces) && !subtracts(tailed))) pieces = tailed;
+    }
+  }
+  return pieces.map((p) => ({ span: p.span, day: dayString(p.start), sign: p.sign }));
 }
 
 /** The rows a report reads over a window: `from` to use as `<from> m`, and whether it subtracts. */

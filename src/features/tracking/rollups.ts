@@ -65,6 +65,13 @@ export const ROLLUP_SPANS = [1, 2, 4, 8, 16, 32, 64] as const;
  */
 export const EPOCH_DAYS = 64;
 
+/**
+ * And tails: the blocks that end on the last folded day, of every span up to this many days. A
+ * window ending today (the reports' default, and the usual "last N days") is then one tail and
+ * today's rows, with nothing subtracted (src/features/reports/sources.ts).
+ */
+export const TAIL_DAYS = 64;
+
 /** How many day rows a block row sums (1 on a day's row): a group is in a window while its sum is above 0. */
 export const DAY_ROWS = "day_rows";
 
