@@ -76,7 +76,7 @@ function tailsOf(end: number, shortest: number): Block[] {
  * moved (the ones ending on `tailsEnd` are removed); else those holding a changed day. Each is
  * grown from the tail a day shorter, so they are written shortest first.
  */
-export function tailsToFold(
+function tailsToFold(
   tailsEnd: number | null,
   through: number,
   changed: readonly number[],
@@ -144,12 +144,13 @@ async function writeBlocks(tx: Queryable, tenantId: string, removed: Block[], al
 /**
  * Writes the blocks of days (spans 2 to 64) of the account rollups, each the sum of its days:
  * the blocks of the days closed since the last run (through the day before `now`, an hour
- * after midnight UTC at the earliest, and never past the database's own yesterday) and again
- * the blocks of the days a writer changed since (rollup_block_dirty). The marks are deleted
- * before the days are read, in the same transaction: a writer still marking a day holds its
- * mark, so the delete waits for it and the next statement sees its rows; a mark made after the
- * delete stays for the next run. Idempotent: each block is rewritten from its days. On PGlite,
- * after writing blocks, it analyzes the rollups, as autovacuum does on PostgreSQL.
+ * after midnight UTC at the earliest, and never past the database's own yesterday), the tails
+ * ending on the last of them (moved there from the previous run's last day), and again the
+ * blocks and tails holding the days a writer changed since (rollup_block_dirty). The marks are
+ * deleted before the days are read, in the same transaction: a writer still marking a day holds
+ * its mark, so the delete waits for it and the next statement sees its rows; a mark made after
+ * the delete stays for the next run. Idempotent: each block is rewritten from its days. On
+ * PGlite, after writing blocks, it analyzes the rollups, as autovacuum does on PostgreSQL.
  */
 export async function foldRollupBlocks(db: Db, now: Date) {
   const result = await db.transaction(async (tx) => {
@@ -192,7 +193,7 @@ export async function foldRollupBlocks(db: Db, now: Date) {
         tenant.first === null
           ? { removed: [], written: [] }
           : tailsToFold(tenant.tails === null ? null : dayNumber(tenant.tails), last, days);
-      if (blocks.length + tails.written.length > 0) {
+      if (blocks.length + tails.removed.length + tails.written.length > 0) {
         const aligned = blocks.filter((b) => isAligned(b.span));
         const removed = [...blocks, ...tails.removed, ...tails.written];
         await writeBlocks(tx, tenant.id, removed, aligned, [...prefixesOf(blocks), ...tails.written]);
