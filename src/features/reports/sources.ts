@@ -78,6 +78,10 @@ export async function readBlockState(db: Queryable, tenantId: string): Promise<B
 const isCurrent = (state: BlockState, span: number, start: number): boolean =>
   start + span - 1 <= state.foldedThrough && !state.dirty.some((d) => d >= start && d < start + span);
 
+/**
+ * Every aligned block and prefix current, and no tail: what blocksOf and windowPieces assume
+ * unless told otherwise.
+ */
 const ALL_CURRENT: BlockState = {
   foldedThrough: Number.POSITIVE_INFINITY,
   tailsThrough: Number.NEGATIVE_INFINITY,
