@@ -9,6 +9,12 @@ const ANALYZED = ["daily_rollups", ...COARSE_ROLLUPS.map((r) => r.table)];
 const SUMMED = [...REPORT_MEASURES, DAY_ROWS];
 const isAligned = (span: number) => (BLOCK_SPANS as readonly number[]).includes(span);
 
+/** A block of days: its span and first day (YYYY-MM-DD). */
+interface Block {
+  span: number;
+  day: string;
+}
+
 /**
  * The blocks to write for a tenant: the aligned blocks (of every span above 1) ending in
  * from..through (the days closed since the last fold) and those ending by `through` that hold a
@@ -16,12 +22,8 @@ const isAligned = (span: number) => (BLOCK_SPANS as readonly number[]).includes(
  * and through each day from a changed day to its epoch's end (by `through`), but those whose span
  * is 1 (a day) or an aligned block's.
  */
-export function blocksToFold(
-  from: number,
-  through: number,
-  changed: readonly number[],
-): { span: number; day: string }[] {
-  const blocks = new Map<string, { span: number; day: string }>();
+function blocksToFold(from: number, through: number, changed: readonly number[]): Block[] {
+  const blocks = new Map<string, Block>();
   const add = (span: number, start: number) => {
     if (start + span - 1 > through) return;
     const day = dayString(start);
@@ -43,11 +45,6 @@ export function blocksToFold(
     for (let last = day; last < alignDown(day, EPOCH_DAYS) + EPOCH_DAYS && last <= through; last++) prefix(last);
   }
   return [...blocks.values()];
-}
-
-interface Block {
-  span: number;
-  day: string;
 }
 
 /** A block written as a block a day shorter (at `shorter`, its first day) plus the day `plus`. */
