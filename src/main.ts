@@ -41,34 +41,7 @@ async function main(): Promise<void> {
     log.info(traffic, "demo traffic generated");
   }
 
-  const base = config.publicBaseUrl;
-  const lines = [
-    "",
-    `Tracking platform ${ctx.build.version} running roles: ${roles.join(", ")} on ${db.kind === "pglite" ? "embedded PGlite" : "PostgreSQL"}`,
-  ];
-  if (roles.includes("api")) {
-    lines.push(
-      `  API:           ${base}/api/v1`,
-      `  API explorer:  ${base}/api/swagger`,
-      `  API reference: ${base}/api/docs`,
-      `  Health:        ${base}/api/health`,
-    );
-  }
-  if (demo) {
-    lines.push(
-      "",
-      "Demo data seeded. These secrets are shown only now:",
-      `  Demo login:    ${demo.email} / ${demo.password}   (POST /api/v1/auth)`,
-      `  Demo API key:  ${demo.apiKey}   (scope reports.read; Authorization: ApiKey <key>)`,
-      `  Legacy key:    ${demo.legacyApiKey}   (no scopes)`,
-      `  Postback URL:  ${base}/postback/${demo.postbackKey}?clickId=<clickId>&type=Deposit&value=10&currency=EUR`,
-      `  Demo traffic:  ${DEMO_TRAFFIC.clicks} clicks over the last ${DEMO_TRAFFIC.days} days; npm run seed makes more`,
-    );
-  } else if (config.seedDemo) {
-    lines.push("", "Demo tenant already exists; its login and key were printed at first start.");
-  }
-  console.log(`${lines.join("\n")}\n`);
-
+  // Installed before the addresses are printed: whoever waits for them may signal at once.
   let stopping = false;
   const shutdown = async (signal: string) => {
     if (stopping) return;
@@ -97,6 +70,34 @@ async function main(): Promise<void> {
   };
   process.once("SIGTERM", () => void shutdown("SIGTERM"));
   process.once("SIGINT", () => void shutdown("SIGINT"));
+
+  const base = config.publicBaseUrl;
+  const lines = [
+    "",
+    `Tracking platform ${ctx.build.version} running roles: ${roles.join(", ")} on ${db.kind === "pglite" ? "embedded PGlite" : "PostgreSQL"}`,
+  ];
+  if (roles.includes("api")) {
+    lines.push(
+      `  API:           ${base}/api/v1`,
+      `  API explorer:  ${base}/api/swagger`,
+      `  API reference: ${base}/api/docs`,
+      `  Health:        ${base}/api/health`,
+    );
+  }
+  if (demo) {
+    lines.push(
+      "",
+      "Demo data seeded. These secrets are shown only now:",
+      `  Demo login:    ${demo.email} / ${demo.password}   (POST /api/v1/auth)`,
+      `  Demo API key:  ${demo.apiKey}   (scope reports.read; Authorization: ApiKey <key>)`,
+      `  Legacy key:    ${demo.legacyApiKey}   (no scopes)`,
+      `  Postback URL:  ${base}/postback/${demo.postbackKey}?clickId=<clickId>&type=Deposit&value=10&currency=EUR`,
+      `  Demo traffic:  ${DEMO_TRAFFIC.clicks} clicks over the last ${DEMO_TRAFFIC.days} days; npm run seed makes more`,
+    );
+  } else if (config.seedDemo) {
+    lines.push("", "Demo tenant already exists; its login and key were printed at first start.");
+  }
+  console.log(`${lines.join("\n")}\n`);
 }
 
 main().catch((error: unknown) => {
