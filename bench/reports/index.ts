@@ -22,9 +22,9 @@ import {
  * Reports: how long the reports take on a big tenant, against a plain count over the rollups.
  *
  * A dataset is made with the seed generator (npm run seed's generateTraffic, through the tracking
- * code paths): BENCH_REPORTS_CLICKS clicks over BENCH_REPORTS_DAYS days (default 90) and
- * BENCH_REPORTS_ACCOUNTS accounts, about BENCH_REPORTS_CONVERSIONS_PER_CLICK conversions per click
- * (default 0.1). Defaults: 10M clicks and 10k accounts on PostgreSQL, 200k clicks and 1k accounts
+ * code paths): BENCH_REPORTS_CLICKS clicks over BENCH_REPORTS_DAYS days (default 90, the last
+ * one today, filled to its end) and BENCH_REPORTS_ACCOUNTS accounts, about
+ * BENCH_REPORTS_CONVERSIONS_PER_CLICK conversions per click (default 0.1). Defaults: 10M clicks and 10k accounts on PostgreSQL, 200k clicks and 1k accounts
  * on PGlite. On PostgreSQL it lives in the schema BENCH_REPORTS_SCHEMA (default bench_reports),
  * kept after the run with a marker row naming its size: a later run with the same size reuses it
  * and only times the queries (another size replaces it). BENCH_REPORTS_CONCURRENCY (default 3)
@@ -147,8 +147,10 @@ async function generate(kind: Db["kind"], database: Database, spec: Spec, o: Opt
     await db.exec(`drop schema ${database.schema} cascade; create schema ${database.schema}`);
     await migrate(db);
   }
-  const now = new Date();
-  const tenant = await createTenant(db, { name: "Bench reports tenant" }, SYSTEM, now);
+  const tenant = await createTenant(db, { name: "Bench reports tenant" }, SYSTEM, new Date());
+  // The traffic fills today to its end, as a report read late in the day sees it: the most rows
+  // the day not yet folded into blocks can hold, whatever the hour the dataset is made.
+  const now = new Date((Math.floor(Date.now() / DAY_MS) + 1) * DAY_MS - 1);
   const base = { days: spec.days, now, seed: spec.seed, conversionsPerClick: spec.conversionsPerClick };
   report.progress(`${kind}: creating a catalog of ${spec.accounts} accounts`);
   let started = performance.now();
