@@ -24,11 +24,12 @@ import {
  * A dataset is made with the seed generator (npm run seed's generateTraffic, through the tracking
  * code paths): BENCH_REPORTS_CLICKS clicks over BENCH_REPORTS_DAYS days (default 90, the last
  * one today, filled to its end) and BENCH_REPORTS_ACCOUNTS accounts, about
- * BENCH_REPORTS_CONVERSIONS_PER_CLICK conversions per click (default 0.1). Defaults: 10M clicks and 10k accounts on PostgreSQL, 200k clicks and 1k accounts
- * on PGlite. On PostgreSQL it lives in the schema BENCH_REPORTS_SCHEMA (default bench_reports),
- * kept after the run with a marker row naming its size: a later run with the same size reuses it
- * and only times the queries (another size replaces it). BENCH_REPORTS_CONCURRENCY (default 3)
- * batches are written at once while generating on PostgreSQL.
+ * BENCH_REPORTS_CONVERSIONS_PER_CLICK conversions per click (default 0.1). Defaults: 10M clicks
+ * and 10k accounts on PostgreSQL, 200k clicks and 1k accounts on PGlite. On PostgreSQL it lives
+ * in the schema BENCH_REPORTS_SCHEMA (default bench_reports), kept after the run with a marker row
+ * naming its size: a later run with the same size reuses it and only times the queries (another
+ * size replaces it). BENCH_REPORTS_CONCURRENCY (default 3) batches are written at once while
+ * generating on PostgreSQL.
  *
  * Figures, per database (BENCH_DATABASES, default both; PostgreSQL skipped when unreachable):
  *   dataset         generated or reused, its size, and how long generation took (clicks/s)
@@ -150,8 +151,8 @@ async function generate(kind: Db["kind"], database: Database, spec: Spec, o: Opt
   const tenant = await createTenant(db, { name: "Bench reports tenant" }, SYSTEM, new Date());
   // The traffic fills today to its end, as a report read late in the day sees it: the most rows
   // the day not yet folded into blocks can hold, whatever the hour the dataset is made.
-  const now = new Date((Math.floor(Date.now() / DAY_MS) + 1) * DAY_MS - 1);
-  const base = { days: spec.days, now, seed: spec.seed, conversionsPerClick: spec.conversionsPerClick };
+  const trafficEnd = new Date((Math.floor(Date.now() / DAY_MS) + 1) * DAY_MS - 1);
+  const base = { days: spec.days, now: trafficEnd, seed: spec.seed, conversionsPerClick: spec.conversionsPerClick };
   report.progress(`${kind}: creating a catalog of ${spec.accounts} accounts`);
   let started = performance.now();
   await generateTraffic(db, tenant.id, { ...base, clicks: 0, accounts: spec.accounts });
@@ -199,11 +200,11 @@ async function generate(kind: Db["kind"], database: Database, spec: Spec, o: Opt
     await db.query(`insert into ${MARKER} (spec, tenant_id, traffic_end, generation) values ($1::jsonb, $2, $3, $4)`, [
       JSON.stringify(spec),
       tenant.id,
-      now,
+      trafficEnd,
       JSON.stringify(generation),
     ]);
   }
-  return { tenantId: tenant.id, now, status: "generated", generation };
+  return { tenantId: tenant.id, now: trafficEnd, status: "generated", generation };
 }
 
 const day = (date: Date, daysBefore = 0): string =>
