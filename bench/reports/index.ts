@@ -148,14 +148,16 @@ async function generate(kind: Db["kind"], database: Database, spec: Spec, o: Opt
     await db.exec(`drop schema ${database.schema} cascade; create schema ${database.schema}`);
     await migrate(db);
   }
-  const tenant = await createTenant(db, { name: "Bench reports tenant" }, SYSTEM, new Date());
+  const made = new Date();
+  const tenant = await createTenant(db, { name: "Bench reports tenant" }, SYSTEM, made);
   // The traffic fills today to its end, as a report read late in the day sees it: the most rows
   // the day not yet folded into blocks can hold, whatever the hour the dataset is made.
-  const trafficEnd = new Date((Math.floor(Date.now() / DAY_MS) + 1) * DAY_MS - 1);
+  const trafficEnd = new Date((Math.floor(made.getTime() / DAY_MS) + 1) * DAY_MS - 1);
   const base = { days: spec.days, now: trafficEnd, seed: spec.seed, conversionsPerClick: spec.conversionsPerClick };
   report.progress(`${kind}: creating a catalog of ${spec.accounts} accounts`);
   let started = performance.now();
-  await generateTraffic(db, tenant.id, { ...base, clicks: 0, accounts: spec.accounts });
+  // The catalog is stamped when it is made, not at the traffic's end.
+  await generateTraffic(db, tenant.id, { ...base, now: made, clicks: 0, accounts: spec.accounts });
   const catalogS = (performance.now() - started) / 1000;
   report.progress(`${kind}: catalog in ${round(catalogS, 1)}s; generating ${spec.clicks} clicks`);
   started = performance.now();
