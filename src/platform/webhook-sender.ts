@@ -1,3 +1,4 @@
+import type { LookupAddress } from "node:dns";
 import { lookup } from "node:dns/promises";
 import { BlockList, isIP } from "node:net";
 import { Agent, request } from "undici";
@@ -9,7 +10,11 @@ export type ErrorType =
   | "tls"
   | "http_status"
   | "invalid_url"
-  | "blocked_address";
+  | "blocked_address"
+  /** A click value would send the postback to another scheme, user info, host or port (not sent). */
+  | "url_origin_changed"
+  /** A click value would make a `.`/`..` path segment that climbs the URL's path (not sent). */
+  | "url_path_changed";
 
 export interface SendResult {
   ok: boolean;
@@ -21,8 +26,8 @@ export interface SendResult {
 
 const MAX_BODY_BYTES = 4096;
 
-// Private, loopback, link-local, CGNAT, multicast, reserved and documentation ranges, and IPv6
-// unique-local: a receiver URL may not reach the service's own network.
+// Private, loopback, link-local, CGNAT, multicast, reserved and documentation ranges: a receiver
+// URL may not reach the service's own network.
 const BLOCKED = new BlockList();
 for (const [network, prefix] of [
   ["0.0.0.0", 8],
@@ -42,17 +47,66 @@ for (const [network, prefix] of [
 ] as const) {
   BLOCKED.addSubnet(network, prefix, "ipv4");
 }
-for (const [network, prefix] of [
-  ["::", 128],
-  ["::1", 128],
+
+/**
+ * IPv6 ranges refused whatever follows: unique-local, link-local, site-local, multicast,
+ * documentation, discard, and every form that embeds an IPv4 address and leads to it through a
+ * translator or tunnel (IPv4-compatible `::a.b.c.d`, SIIT `::ffff:0:a.b.c.d`, NAT64 well-known and
+ * local-use prefixes, 6to4, Teredo), since the embedded address may be a private one. Node's
+ * BlockList reads some of these prefixes as IPv4-mapped, so they are matched on the 128-bit value.
+ */
+const BLOCKED_V6: [string, number][] = [
+  ["::", 96],
+  ["::ffff:0:0:0", 96],
+  ["64:ff9b::", 96],
+  ["64:ff9b:1::", 48],
+  ["100::", 64],
+  ["2001::", 32],
+  ["2001:db8::", 32],
+  ["2002::", 16],
   ["fc00::", 7],
   ["fe80::", 10],
+  ["fec0::", 10],
   ["ff00::", 8],
-  ["2001:db8::", 32],
-  ["100::", 64],
-  ["64:ff9b::", 96],
-] as const) {
-  BLOCKED.addSubnet(network, prefix, "ipv6");
+];
+
+/** An IPv6 address as a 128-bit number (zone id dropped), or null if it is none. */
+export function ipv6Value(address: string): bigint | null {
+  const bare = address.replace(/%.*$/, "");
+  if (isIP(bare) !== 6) return null;
+  let text = bare;
+  // A trailing dotted IPv4 becomes its two 16-bit groups.
+  const dotted = /(\d+)\.(\d+)\.(\d+)\.(\d+)$/.exec(text);
+  if (dotted) {
+    const [a, b, c, d] = dotted.slice(1).map(Number) as [number, number, number, number];
+    text = `${text.slice(0, dotted.index)}${((a << 8) | b).toString(16)}:${((c << 8) | d).toString(16)}`;
+  }
+  const [head = "", tail] = text.split("::");
+  const groups = (part: string) => (part === "" ? [] : part.split(":"));
+  const left = groups(head);
+  const right = tail === undefined ? [] : groups(tail);
+  const all = tail === undefined ? left : [...left, ...Array(8 - left.length - right.length).fill("0"), ...right];
+  let value = 0n;
+  for (const group of all) value = (value << 16n) | BigInt(Number.parseInt(group, 16));
+  return value;
+}
+
+const V6_RANGES = BLOCKED_V6.map(([network, prefix]) => {
+  const shift = BigInt(128 - prefix);
+  return { network: (ipv6Value(network) as bigint) >> shift, shift };
+});
+
+/** True when an address (IPv4 or IPv6) is in a blocked range; an IPv4-mapped one is judged as its IPv4. */
+export function isBlockedAddress(address: string): boolean {
+  const family = isIP(address);
+  if (family === 4) return BLOCKED.check(address, "ipv4");
+  const value = ipv6Value(address);
+  if (value === null) return true;
+  if (value >> 32n === 0xffffn) {
+    const v4 = Number(value & 0xffffffffn);
+    return BLOCKED.check([v4 >>> 24, (v4 >>> 16) & 255, (v4 >>> 8) & 255, v4 & 255].join("."), "ipv4");
+  }
+  return V6_RANGES.some((range) => value >> range.shift === range.network);
 }
 
 /** Hosts and CIDRs exempt from the block (WEBHOOK_ALLOWED_HOSTS). */
@@ -83,10 +137,7 @@ export class AddressPolicy {
     if (this.hosts.has(host.toLowerCase())) return false;
     const family = isIP(address) === 4 ? "ipv4" : "ipv6";
     if (this.allowed.check(address, family)) return false;
-    // An IPv4 address mapped into IPv6 is judged as the IPv4 address it is.
-    const mapped = /^::ffff:(\d+\.\d+\.\d+\.\d+)$/i.exec(address)?.[1];
-    if (mapped !== undefined) return this.blocks(host, mapped);
-    return BLOCKED.check(address, family);
+    return isBlockedAddress(address);
   }
 }
 
@@ -137,7 +188,12 @@ function agentFor(address: string, family: number, timeoutMs: number): Agent {
   }
   const agent = new Agent({
     connect: {
-      lookup: (_hostname, _options, callback) => callback(null, address, family),
+      // Node's connect asks for every address (`all`, for its family auto-selection) and then
+      // expects a list: answering one address alone fails every send to a host name.
+      lookup: (_hostname, options, callback) => {
+        if (options.all) callback(null, [{ address, family }]);
+        else callback(null, address, family);
+      },
       timeout: timeoutMs,
     },
     headersTimeout: timeoutMs,
@@ -153,19 +209,49 @@ function agentFor(address: string, family: number, timeoutMs: number): Agent {
   return agent;
 }
 
+/** Resolves a host name to every address it has (the system resolver: hosts file, then DNS). */
+export type Resolve = (host: string) => Promise<LookupAddress[]>;
+
+const systemResolve: Resolve = (host) => lookup(host, { all: true });
+
+class DnsTimeout extends Error {}
+
+/**
+ * Resolves within what is left of the attempt's time: a resolver that never answers would
+ * otherwise hold the attempt (and its worker slot) past WEBHOOK_TIMEOUT_MS. The lookup itself
+ * cannot be cancelled; its late answer is ignored.
+ */
+function resolveWithin(resolve: Resolve, host: string, deadline: AbortSignal): Promise<LookupAddress[]> {
+  return new Promise((done, fail) => {
+    const onAbort = () => fail(new DnsTimeout());
+    if (deadline.aborted) return onAbort();
+    deadline.addEventListener("abort", onAbort, { once: true });
+    resolve(host)
+      .then(done, fail)
+      .finally(() => deadline.removeEventListener("abort", onAbort));
+  });
+}
+
 /**
  * Sends one postback: resolves the host once, refuses a blocked address, and connects only to
  * the address it checked (no second lookup a DNS rebinding could change). No redirects are
- * followed. Conversion postbacks send no headers beyond Content-Type; operational messages add
- * their signature headers.
+ * followed. The lookup and the request share one deadline of `timeoutMs`. Conversion postbacks
+ * send no headers beyond Content-Type; operational messages add their signature headers.
+ * `resolve` replaces the system resolver (tests use one that never answers).
  */
 export async function send(
   rawUrl: string,
   method: "GET" | "POST",
   body: string | null,
-  options: { timeoutMs: number; policy: AddressPolicy; headers?: Record<string, string> },
+  options: {
+    timeoutMs: number;
+    policy: AddressPolicy;
+    headers?: Record<string, string>;
+    resolve?: Resolve;
+  },
 ): Promise<SendResult> {
   const started = performance.now();
+  const deadline = AbortSignal.timeout(options.timeoutMs);
   const done = (result: Omit<SendResult, "durationMs">): SendResult => ({
     ...result,
     durationMs: Math.round(performance.now() - started),
@@ -185,7 +271,7 @@ export async function send(
       address = host;
       family = isIP(host);
     } else {
-      const found = await lookup(host, { all: true });
+      const found = await resolveWithin(options.resolve ?? systemResolve, host, deadline);
       const blocked = found.find((a) => options.policy.blocks(host, a.address));
       if (blocked) {
         return done({
@@ -201,6 +287,14 @@ export async function send(
       family = first.family;
     }
   } catch (error) {
+    if (error instanceof DnsTimeout) {
+      return done({
+        ok: false,
+        response: null,
+        errorType: "dns",
+        error: `The DNS lookup of ${host} did not answer within ${options.timeoutMs} ms`,
+      });
+    }
     return done({ ok: false, response: null, ...classify(error) });
   }
   if (options.policy.blocks(host, address)) {
@@ -216,7 +310,7 @@ export async function send(
     const answer = await request(url, {
       method,
       dispatcher,
-      signal: AbortSignal.timeout(options.timeoutMs),
+      signal: deadline,
       headers: { ...options.headers, ...(body === null ? {} : { "content-type": "application/json" }) },
       ...(body === null ? {} : { body }),
     });

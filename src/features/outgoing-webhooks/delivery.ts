@@ -3,7 +3,7 @@ import type { Db, Queryable } from "../../platform/db/index.js";
 import { newId } from "../../platform/ids.js";
 import { type AddressPolicy, type SendResult, send } from "../../platform/webhook-sender.js";
 import { closeIssue, raiseIssue, subjectsWithOpenIssue } from "../issues/index.js";
-import { render } from "./placeholders.js";
+import { type RenderedUrl, renderUrl, STEERING_ERROR_TYPES } from "./placeholders.js";
 import { placeholderValues, postPayload, type Snapshot } from "./snapshot.js";
 import { endFailingRuns, trackFailingRun } from "./suspension.js";
 
@@ -86,13 +86,22 @@ export async function release(
   );
 }
 
-/** The URL and body one attempt sends: the webhook's current template and custom event name. */
-export function requestOf(event: ClaimedEvent): { url: string; body: string | null } {
+/**
+ * The URL and body one attempt sends: the webhook's current template and custom event name.
+ * `steered` says why the URL must not be sent: a value would change where it goes.
+ */
+export function requestOf(event: ClaimedEvent): {
+  url: string;
+  body: string | null;
+  steered: RenderedUrl["steered"];
+} {
   const { webhook, snapshot } = event;
   const eventName = webhook.event_names[event.conversion_type] ?? snapshot.eventName;
+  const { url, steered } = renderUrl(webhook.url, placeholderValues(snapshot, eventName));
   return {
-    url: render(webhook.url, placeholderValues(snapshot, eventName)),
+    url,
     body: webhook.method === "POST" ? JSON.stringify(postPayload(snapshot, eventName)) : null,
+    steered,
   };
 }
 
@@ -172,8 +181,21 @@ export async function attempt(
   settings: DeliverySettings,
   now: () => Date,
 ): Promise<Outcome> {
-  const { url, body } = requestOf(event);
+  const { url, body, steered } = requestOf(event);
   const at = now();
+  if (steered !== null) {
+    // The click's values (visitor input) would steer this postback: it is not sent, and trying
+    // again would render the same values, so it fails at once (a resend after fixing the URL
+    // template tries again).
+    const result: SendResult = {
+      ok: false,
+      response: null,
+      errorType: steered.errorType,
+      error: steered.message,
+      durationMs: 0,
+    };
+    return { event, token, attempt: event.attempts + 1, at, finished: at, body, result, status: "Failed", next: null };
+  }
   const result = await send(url, event.webhook.method, body, {
     timeoutMs: settings.timeoutMs,
     policy: settings.policy,
@@ -184,6 +206,9 @@ export async function attempt(
   const status = result.ok ? "Delivered" : next === null ? "Failed" : "Retrying";
   return { event, token, attempt: number, at, finished, body, result, status, next };
 }
+
+const STEERING = new Set<string | null>(STEERING_ERROR_TYPES);
+const isSteering = (errorType: string | null) => STEERING.has(errorType);
 
 const iso = (date: Date | null) => (date === null ? null : date.toISOString());
 
@@ -217,7 +242,9 @@ export async function recordOutcomes(db: Db, outcomes: Outcome[]): Promise<Set<s
     for (const outcome of kept) {
       if (outcome.result.ok) continue;
       await raiseFailure(tx, outcome);
-      await trackFailingRun(tx, outcome.event, outcome.finished);
+      // A refusal caused by a visitor's click values says nothing about the receiver: it does
+      // not count towards suspending the webhook.
+      if (!isSteering(outcome.result.errorType)) await trackFailingRun(tx, outcome.event, outcome.finished);
     }
     const delivered = kept.filter((o) => o.result.ok);
     await closeFailures(tx, delivered);

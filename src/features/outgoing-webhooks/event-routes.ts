@@ -38,7 +38,8 @@ const Attempt = Type.Object({
   response: Type.Union([Type.Object({ status: Type.Integer(), headers: Headers, body: Type.String() }), Type.Null()]),
   durationMs: Type.Integer(),
   errorType: NullableString({
-    description: "timeout, connection_refused, dns, tls, http_status, invalid_url, blocked_address",
+    description:
+      "timeout, connection_refused, dns, tls, http_status, invalid_url, blocked_address, url_origin_changed, url_path_changed",
   }),
   error: NullableString(),
 });

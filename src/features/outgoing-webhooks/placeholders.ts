@@ -207,8 +207,14 @@ export function validateTemplate(template: string): string {
   // one of them to be a web address is refused.
   const live = render(template, LIVE_SAMPLE_VALUES);
   const problem = webAddressProblem(live);
-  if (problem !== null) throw new PlaceholderError(problem, null);
+  if (problem !== null) {
+    // A raw value in the scheme or port of a URL written with `://` breaks the sample too: name
+    // the placeholder at fault (without `://` the URL's shape is what is wrong).
+    if (template.includes("://")) rawInOriginProblem(template);
+    throw new PlaceholderError(problem, null);
+  }
   emptyValueProblem(template, found);
+  rawInOriginProblem(template);
   // The sample shown to the caller fills the simulate-only names too.
   return render(template, SAMPLE_VALUES);
 }
@@ -259,7 +265,9 @@ export function webAddressProblem(url: string): string | null {
 
 /**
  * What stands in the way of sending a rendered template that was saved before save-time
- * validation: a reason postbacks must stop, or the placeholders that render blank.
+ * validation: a reason postbacks must stop, or the placeholders that render blank. A URL that is
+ * no web address only because of this conversion's values is not the template's fault: it does
+ * not stop the webhook (the attempt refuses that one postback, see `renderUrl`).
  */
 export function sendTimeProblems(template: string, rendered: string): { stop: string | null; blank: string[] } {
   const leftover = /\$\{|\{\{|\}\}/.exec(template.replace(TOKEN, ""));
@@ -267,6 +275,219 @@ export function sendTimeProblems(template: string, rendered: string): { stop: st
   const found = tokens(template);
   const notPlain = found.find((t) => t.problem === "not_plain");
   if (notPlain) return { stop: `Placeholder '${notPlain.text}' is not a plain name`, blank: [] };
-  const stop = webAddressProblem(rendered);
+  let stop = webAddressProblem(rendered);
+  if (stop !== null && templateSound(template)) stop = null;
   return { stop, blank: stop === null ? found.filter((t) => t.problem === "unknown").map((t) => t.text) : [] };
+}
+
+/** The template renders to a web address both with sample values and with every value empty. */
+function templateSound(template: string): boolean {
+  return (
+    webAddressProblem(render(template, LIVE_SAMPLE_VALUES)) === null && webAddressProblem(render(template, {})) === null
+  );
+}
+
+/**
+ * Where a part of a URL template stands: `origin` is the scheme, user info, host and port (a
+ * value there decides where the postback goes).
+ */
+export type UrlRegion = "origin" | "path" | "query" | "fragment";
+
+/** A template cut into literal text and placeholders, each with the region it stands in. */
+export interface TemplatePart {
+  text: string;
+  token: Token | null;
+  region: UrlRegion;
+}
+
+/**
+ * Cuts a template into parts by region. Regions are decided by the template's literal text only
+ * (`scheme:`, the slashes, then the first `/`, `\`, `?` or `#`), never by a value: `renderUrl`
+ * keeps raw values from adding those delimiters where they would move to another region.
+ */
+export function templateParts(template: string): TemplatePart[] {
+  const parts: TemplatePart[] = [];
+  let state: "scheme" | "slashes" | "authority" | "path" | "query" | "fragment" = "scheme";
+  const region = (): UrlRegion =>
+    state === "scheme" || state === "slashes" || state === "authority" ? "origin" : state;
+  const literal = (text: string) => {
+    let start = 0;
+    for (let i = 0; i < text.length; i++) {
+      const c = text[i];
+      let next = state;
+      if (state === "scheme") {
+        if (c === ":") next = "slashes";
+      } else if (state === "slashes") {
+        if (c !== "/" && c !== "\\") {
+          state = "authority";
+          next = c === "?" ? "query" : c === "#" ? "fragment" : "authority";
+        }
+      } else if (state === "authority") {
+        if (c === "/" || c === "\\") next = "path";
+        else if (c === "?") next = "query";
+        else if (c === "#") next = "fragment";
+      } else if (state === "path") {
+        if (c === "?") next = "query";
+        else if (c === "#") next = "fragment";
+      } else if (state === "query" && c === "#") next = "fragment";
+      if (next !== state) {
+        if (i > start) parts.push({ text: text.slice(start, i), token: null, region: region() });
+        start = i;
+        state = next;
+      }
+    }
+    if (text.length > start) parts.push({ text: text.slice(start), token: null, region: region() });
+  };
+  let last = 0;
+  const found = tokens(template);
+  let index = 0;
+  for (const match of template.matchAll(TOKEN)) {
+    literal(template.slice(last, match.index));
+    parts.push({ text: match[0], token: found[index++] as Token, region: region() });
+    last = match.index + match[0].length;
+  }
+  literal(template.slice(last));
+  return parts;
+}
+
+/**
+ * A raw value in the scheme, user info, host or port could send the postback anywhere (a click
+ * parameter `@other-host/x?` turns the host into user info): refused at save.
+ */
+function rawInOriginProblem(template: string): void {
+  for (const part of templateParts(template)) {
+    if (part.token?.raw && part.region === "origin") {
+      const encoded = `\${${part.token.inner}}`;
+      throw new PlaceholderError(
+        `Raw placeholder '${part.token.text}' is not allowed in the URL's scheme, user info, host or port: a value there could send the postback to another address. Use ${encoded} to insert it URL-encoded`,
+        part.token.text,
+      );
+    }
+  }
+}
+
+/** Postbacks refused at send time because a value would steer them (attempt error types). */
+export type SteeringErrorType = "url_origin_changed" | "url_path_changed";
+export const STEERING_ERROR_TYPES: readonly SteeringErrorType[] = ["url_origin_changed", "url_path_changed"];
+
+export interface RenderedUrl {
+  url: string;
+  /** Why this postback must not be sent: a value would change where it goes. */
+  steered: { errorType: SteeringErrorType; message: string } | null;
+}
+
+// biome-ignore lint/suspicious/noControlCharactersInRegex: escaping them is the point
+const CONTROL = /[\u0000-\u001f\u007f]/g;
+const percent = (c: string) => `%${c.charCodeAt(0).toString(16).toUpperCase().padStart(2, "0")}`;
+
+/**
+ * A raw value as it may stand in its region: it keeps its own escapes and slashes, but cannot
+ * open a region of its own. In the path `?` and `#` are escaped (no query or fragment of its
+ * own), in the query `&` and `#` (no parameter or fragment of its own: `x&payout=1#` stays one
+ * value). Control characters are escaped everywhere: the URL parser drops tabs and line breaks,
+ * which would let `.\n.` become `..`.
+ */
+function neutralised(value: string, region: UrlRegion): string {
+  const escaped = value.replace(CONTROL, percent);
+  if (region === "path") return escaped.replace(/[?#]/g, percent);
+  if (region === "query") return escaped.replace(/[&#]/g, percent);
+  return escaped;
+}
+
+// `.`, `..` and their percent-encoded spellings: URL parsers resolve every one of them.
+const DOT_SEGMENT = /^(?:\.|%2e){1,2}$/i;
+
+interface Address {
+  protocol: string;
+  username: string;
+  password: string;
+  host: string;
+}
+
+function addressOf(url: string): Address | null {
+  if (webAddressProblem(url) !== null) return null;
+  const { protocol, username, password, host } = new URL(url);
+  return { protocol, username, password, host };
+}
+
+/**
+ * Renders a postback URL to send. Like `render`, but a value cannot steer the postback: raw
+ * values are neutralised for their region, and the result is refused (`steered`) when its
+ * scheme, user info, host or port differ from those of the template rendered with every value
+ * URL-encoded, or when a value makes a `.` or `..` path segment (which the parser would resolve,
+ * climbing the path; `%2E%2E` included, so no escape can keep it).
+ */
+export function renderUrl(template: string, values: PlaceholderValues): RenderedUrl {
+  let url = "";
+  let origin = "";
+  // The origin with raw values left out: what the message names when `origin` is no address.
+  let originBare = "";
+  // The path as rendered, with which of its characters came from a value.
+  let path = "";
+  let fromValue: boolean[] = [];
+  for (const part of templateParts(template)) {
+    let text = part.text;
+    let encodedText = part.text;
+    const token = part.token;
+    if (token !== null) {
+      const value = token.name === null ? null : (values[token.name] ?? null);
+      encodedText = value === null ? "" : encodeURIComponent(wellFormed(value));
+      text = value === null ? "" : token.raw ? neutralised(value, part.region) : encodedText;
+    }
+    url += text;
+    if (part.region === "origin") {
+      origin += encodedText;
+      originBare += token?.raw ? "" : encodedText;
+    }
+    if (part.region === "path") {
+      path += text;
+      fromValue = fromValue.concat(Array.from({ length: text.length }, () => token !== null));
+    }
+  }
+  return { url, steered: originChange(template, url, origin, originBare) ?? pathClimb(path, fromValue) };
+}
+
+function originChange(template: string, url: string, origin: string, originBare: string): RenderedUrl["steered"] {
+  const actual = addressOf(url);
+  if (actual === null) {
+    // A template that is no web address whatever the values is the template's fault (invalid_url).
+    if (!templateSound(template)) return null;
+    return {
+      errorType: "url_origin_changed",
+      message: "A value would turn the URL's scheme, user info, host or port into no web address; nothing was sent",
+    };
+  }
+  const expected = addressOf(`${origin}/`);
+  if (
+    expected !== null &&
+    expected.protocol === actual.protocol &&
+    expected.username === actual.username &&
+    expected.password === actual.password &&
+    expected.host === actual.host
+  ) {
+    return null;
+  }
+  // Hosts only: the user info may hold the receiver's credentials.
+  const meant = expected ?? addressOf(`${originBare}/`);
+  const instead = meant === null ? "" : ` instead of ${meant.protocol}//${meant.host}`;
+  return {
+    errorType: "url_origin_changed",
+    message: `A value would send the postback to ${actual.protocol}//${actual.host}${instead}; nothing was sent`,
+  };
+}
+
+function pathClimb(path: string, fromValue: boolean[]): RenderedUrl["steered"] {
+  let start = 0;
+  for (let i = 0; i <= path.length; i++) {
+    if (i < path.length && path[i] !== "/" && path[i] !== "\\") continue;
+    const segment = path.slice(start, i);
+    if (DOT_SEGMENT.test(segment) && fromValue.slice(start, i).some(Boolean)) {
+      return {
+        errorType: "url_path_changed",
+        message: `A value would make the path segment '${segment}', which climbs the URL's path; nothing was sent`,
+      };
+    }
+    start = i + 1;
+  }
+  return null;
 }

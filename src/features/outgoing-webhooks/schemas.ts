@@ -31,8 +31,9 @@ const fields = {
   url: Type.String({
     minLength: 1,
     maxLength: 4096,
-    // biome-ignore lint/suspicious/noTemplateCurlyInString: the placeholder syntax itself
-    description: "URL template with ${name}, {{name}} or {{{name}}} placeholders",
+    description:
+      // biome-ignore lint/suspicious/noTemplateCurlyInString: the placeholder syntax itself
+      "URL template with ${name}, {{name}} or {{{name}}} placeholders; a raw {{{name}}} is refused in the scheme, user info, host or port",
   }),
   method: Type.Enum(["GET", "POST"]),
   trafficSourceId: Type.Optional(NullableSourceId),
