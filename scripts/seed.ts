@@ -2,7 +2,8 @@
  * Fills a tenant with a realistic catalog and traffic:
  *   npm run seed -- --days 90 --clicks 1000000 [--tenant ten_...] [--seed 42]
  * Without --tenant it fills the demo tenant, creating it (and printing its login) if missing.
- * On the embedded database, stop `npm start` first: PGlite is one process's database.
+ * On the embedded database, stop `npm start` first: PGlite is one process's database, and the
+ * seed refuses to open a data directory another process holds (it names that process's pid).
  */
 import { parseArgs } from "node:util";
 import { loadConfig } from "../src/config.js";

@@ -4,7 +4,7 @@ import scalar from "@scalar/fastify-api-reference";
 import Fastify, { type FastifyInstance, type FastifyServerOptions } from "fastify";
 import type { Config } from "./config.js";
 import type { AppContext } from "./context.js";
-import { adminRoutes } from "./features/admin/index.js";
+import { adminKeyGuard, adminRoutes } from "./features/admin/index.js";
 import { apiTokenExpiryJob, apiTokenRoutes } from "./features/api-tokens/index.js";
 import { auditRoutes } from "./features/audit/index.js";
 import {
@@ -34,8 +34,9 @@ import {
   webhookFanOut,
   webhookSettingsRoutes,
 } from "./features/outgoing-webhooks/index.js";
-import { reportRoutes, rollupBlocksJob } from "./features/reports/index.js";
+import { configureReports, reportRoutes, rollupBlocksJob } from "./features/reports/index.js";
 import { settingsRoutes, userRoutes } from "./features/tenants/index.js";
+import { configureConversionTimes } from "./features/tracking/conversion-input.js";
 import type { ClickBufferOptions } from "./features/tracking/index.js";
 import {
   conversionRoutes,
@@ -50,11 +51,12 @@ import { type Clock, systemClock } from "./platform/clock.js";
 import type { Db } from "./platform/db/index.js";
 import { frameworkErrors, httpConventions, MAX_PARAM_LENGTH } from "./platform/http/conventions.js";
 import { pathIdGuard } from "./platform/http/path-ids.js";
-import { type RateLimitOptions, rateLimits } from "./platform/http/rate-limit.js";
+import { limiter, type RateLimitOptions, rateLimits } from "./platform/http/rate-limit.js";
 import { newId, newRequestId } from "./platform/ids.js";
 import { JobRegistry } from "./platform/jobs.js";
+import { secretSafeLogger } from "./platform/log-redaction.js";
 import { MailSender } from "./platform/mail.js";
-import { metrics } from "./platform/metrics.js";
+import { metrics, metricsRegistry } from "./platform/metrics.js";
 import { openApiDocument } from "./platform/openapi.js";
 import { PLATFORM_RETENTION, retentionJob } from "./platform/retention.js";
 
@@ -76,6 +78,8 @@ export interface AppOptions {
 }
 
 const BODY_LIMIT_BYTES = 1024 * 1024;
+/** While draining, how long a keep-alive connection stays open after its last answer. */
+const DRAIN_KEEP_ALIVE_MS = 500;
 
 /** Builds the whole HTTP service without listening, so tests drive the very same app. */
 export async function buildApp(options: AppOptions): Promise<{ app: FastifyInstance; ctx: AppContext }> {
@@ -84,11 +88,15 @@ export async function buildApp(options: AppOptions): Promise<{ app: FastifyInsta
   const { trustProxy } = config;
 
   const app = Fastify({
-    logger: options.logger ?? { level: config.logLevel },
+    // Redaction always applies: no log line carries a key, token or password (log-redaction.ts).
+    logger: secretSafeLogger(options.logger, config.logLevel),
     bodyLimit: BODY_LIMIT_BYTES,
     requestIdHeader: "x-request-id",
     genReqId: newRequestId,
-    return503OnClosing: true,
+    // A draining node has closed its listener already: a request that still reaches it on an
+    // open keep-alive connection is served (answered with `Connection: close`), not refused
+    // with a 503 a balancer would count as a failure (docs/limits.md, "Rolling restarts").
+    return503OnClosing: false,
     // Fastify's types take a hop count only as a function.
     trustProxy: typeof trustProxy === "number" ? (_address: string, hop: number) => hop < trustProxy : trustProxy,
     forceCloseConnections: "idle",
@@ -107,11 +115,16 @@ export async function buildApp(options: AppOptions): Promise<{ app: FastifyInsta
     },
   });
 
+  // The postback reads conversions with these limits too (it passes none of its own).
+  configureConversionTimes({ maxFutureS: config.conversionMaxFutureS });
   const jobs = new JobRegistry();
-  jobs.register(retentionJob(db, [...PLATFORM_RETENTION, ...TRACKING_RETENTION, ...NOTIFICATION_RETENTION]));
-  jobs.register(apiTokenExpiryJob(db));
-  jobs.register(usagePurgeJob(db));
-  jobs.register(rollupBlocksJob(db));
+  // The jobs' statements run without the statement timeout (STATEMENT_TIMEOUT_MS): a fold or a
+  // purge may rightly take longer than a request's statement should (docs/limits.md).
+  const unbounded = db.unbounded();
+  jobs.register(retentionJob(unbounded, [...PLATFORM_RETENTION, ...TRACKING_RETENTION, ...NOTIFICATION_RETENTION]));
+  jobs.register(apiTokenExpiryJob(unbounded));
+  jobs.register(usagePurgeJob(unbounded));
+  jobs.register(rollupBlocksJob(unbounded, { maxBlocks: config.rollupFoldBlocksPerTransaction }));
   const ctx: AppContext = {
     config,
     db,
@@ -119,12 +132,16 @@ export async function buildApp(options: AppOptions): Promise<{ app: FastifyInsta
     nodeId: options.nodeId ?? newId("node"),
     apiKeys: new ApiKeyVerifier(db, clock, config.apiKeyCacheTtlS * 1000),
     lastUsed: new LastUsedRecorder(db),
-    usage: new UsageMeter(db, app.log),
+    usage: new UsageMeter(db, app.log, config.buffers.usageBufferMaxBytes),
     mail: new MailSender({ db, clock, log: app.log, smtpUrl: config.smtpUrl, from: config.mailFrom }),
     jwt: new JwtSigner(options.jwtSecret),
     jobs,
     build: loadBuildInfo(config.build, new Date()),
-    tracking: new Tracking(db, clock, app.log, options.clicks),
+    tracking: new Tracking(db, clock, app.log, {
+      maxBytes: config.buffers.clickBufferMaxBytes,
+      spillMaxBytes: config.buffers.clickSpillMaxBytes,
+      ...options.clicks,
+    }),
     delivery: deliveryWorker({ db, clock, log: app.log, config }),
     notifications: notifications({ db, clock, log: app.log, config, serviceSecret: options.jwtSecret }),
   };
@@ -136,6 +153,14 @@ export async function buildApp(options: AppOptions): Promise<{ app: FastifyInsta
   const stopListening = await listenForRevocations(db, ctx.apiKeys);
   ctx.lastUsed.start();
   await ctx.tracking.start();
+  // Draining: Node closes the keep-alive connections idle when the listener closes, but one busy
+  // with a request then stays open after its answer for the keep-alive timeout (72 s): the stop
+  // would run out its 15 s grace and exit 1 without the final flush of buffered clicks. A short
+  // timeout closes it soon after its last answer (pipelined requests behind it are answered
+  // first, which a `Connection: close` on the answer under way would cut off).
+  app.addHook("preClose", async () => {
+    app.server.keepAliveTimeout = DRAIN_KEEP_ALIVE_MS;
+  });
   let closing = false;
   app.addHook("onClose", async () => {
     closing = true;
@@ -154,11 +179,21 @@ export async function buildApp(options: AppOptions): Promise<{ app: FastifyInsta
     max: config.rateLimitPerMinute,
     anonymousMax: config.rateLimitAnonymousPerMinute,
     windowMs: 60_000,
+    ...config.wayInLimits,
     ...options.rateLimit,
   };
 
-  await app.register(httpConventions);
-  await app.register(metrics);
+  await app.register(httpConventions, { jsonMaxDepth: config.jsonMaxDepth });
+  configureReports({ maxWindowDays: config.reportMaxWindowDays });
+  // One set of request counters for every way in (app.limits), Redis-backed when REDIS_URL is set.
+  await app.register(limiter(rateLimit, config.redisUrl));
+  await app.register(metrics, { port: config.metricsPort, key: config.metricsKey, healthKey: config.healthKey });
+  // The write buffers' bounds in bytes and what spilled or was refused beyond them.
+  const registry = metricsRegistry(app);
+  if (registry) {
+    ctx.tracking.clicks.registerMetrics(registry);
+    ctx.usage.registerMetrics(registry);
+  }
   await app.register(activeVersionRoute(ctx.build));
 
   // The client surface: its own OpenAPI document, explorer and reference page.
@@ -178,7 +213,7 @@ export async function buildApp(options: AppOptions): Promise<{ app: FastifyInsta
     await client.register(
       async (v1) => {
         await v1.register(authHook, { auth: ctx });
-        await v1.register(rateLimits(rateLimit, config.redisUrl));
+        await v1.register(rateLimits);
         await v1.register(pathIdGuard);
         if (options.metering !== false) await v1.register(usageMetering, { meter: ctx.usage, clock });
         await v1.register(authRoutes(ctx));
@@ -208,7 +243,11 @@ export async function buildApp(options: AppOptions): Promise<{ app: FastifyInsta
   if (adminKey !== undefined) {
     await app.register(async (admin) => {
       await admin.register(swagger, openApiDocument("admin", config.publicBaseUrl));
-      admin.get("/api/swagger/admin/swagger.json", { schema: { hide: true } }, async () => admin.swagger());
+      // The admin document maps the whole operator surface: behind the admin key, as the routes are.
+      await admin.register(async (document) => {
+        document.addHook("onRequest", adminKeyGuard(ctx, adminKey));
+        document.get("/api/swagger/admin/swagger.json", { schema: { hide: true } }, async () => admin.swagger());
+      });
       await admin.register(adminRoutes(ctx, adminKey), { prefix: "/api/admin" });
     });
   }

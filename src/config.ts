@@ -24,9 +24,61 @@ export interface Config {
   rateLimitPerMinute: number;
   /** Requests per minute per client IP on routes that need no credential. */
   rateLimitAnonymousPerMinute: number;
+  /** How far past our clock a conversion's occurredAt may be, in seconds (program clocks run ahead). */
+  conversionMaxFutureS: number;
+  /** At most this many blocks written per transaction of the job rollup-blocks. */
+  rollupFoldBlocksPerTransaction: number;
+  /** The most UTC days a report, composite or MCP window may span (docs/limits.md). */
+  reportMaxWindowDays: number;
+  /** The statement timeout of a request's database statements, in ms (PostgreSQL; docs/limits.md). */
+  statementTimeoutMs: number;
+  /** The deepest nesting of arrays and objects a request body may have (docs/limits.md "Hostile input"). */
+  jsonMaxDepth: number;
+  /** Limits on the other ways in: tracking, MCP, admin, health, sign-in, key counts (docs/limits.md). */
+  wayInLimits: WayInLimits;
   /** Whose X-Forwarded-For to believe for the client IP: nobody, everybody, a hop count, or these addresses. */
   trustProxy: boolean | number | string[];
+  /** Port of a separate listener that serves /metrics only; unset: /metrics on the main port, behind a key. */
+  metricsPort: number | undefined;
+  /** Bearer credential for /metrics; unset: the health key stands in (no key at all: /metrics is off). */
+  metricsKey: string | undefined;
+  /** Memory and disk bounds of the write buffers (docs/limits.md, "Embedded database, buffers ..."). */
+  buffers: BufferLimits;
   build: BuildOverrides;
+}
+
+export interface BufferLimits {
+  /** Estimated bytes of unwritten clicks held in memory; beyond it they spill to disk. */
+  clickBufferMaxBytes: number;
+  /** Bytes of spilled clicks on disk under DATA_DIR; beyond it (or 0) clicks are refused. */
+  clickSpillMaxBytes: number;
+  /** Estimated bytes of unwritten usage counters; beyond it new counters are dropped. */
+  usageBufferMaxBytes: number;
+}
+
+/** The limits of docs/limits.md "Rate limits and quotas" beyond the per-key /api/v1 one. */
+export interface WayInLimits {
+  /** Postbacks per minute per postback key. */
+  postbackPerMinute: number;
+  /** Page views (POST /collect) per minute per client IP. */
+  collectPerMinute: number;
+  /** Wrong admin credentials per minute per client IP before the address is refused. */
+  adminFailuresPerMinute: number;
+  /** Wrong X-Health-Key values per minute per client IP before the address is refused. */
+  healthKeyFailuresPerMinute: number;
+  /** Failed sign-ins per account (email) within loginFailureWindowMs. */
+  loginFailuresPerAccount: number;
+  /** Failed sign-ins per client IP within loginFailureWindowMs. */
+  loginFailuresPerIp: number;
+  loginFailureWindowMs: number;
+  /** Simulate calls per minute per outgoing webhook (each sends a real request). */
+  simulatePerWebhookPerMinute: number;
+  /** Unexpired API keys a tenant may hold. */
+  maxApiKeysPerTenant: number;
+  /** Page views stored per click. */
+  maxPageViewsPerClick: number;
+  /** How long /collect waits for a click just made on another node (0: answer at once). */
+  collectClickWaitMs: number;
 }
 
 export interface BuildOverrides {
@@ -171,7 +223,35 @@ export function loadConfig(env: Env): Config {
     logLevel: logLevel as LogLevel,
     rateLimitPerMinute: integer(env, "RATE_LIMIT_PER_MINUTE", 1200, 1, 1_000_000),
     rateLimitAnonymousPerMinute: integer(env, "RATE_LIMIT_ANONYMOUS_PER_MINUTE", 120, 1, 1_000_000),
+    conversionMaxFutureS: integer(env, "CONVERSION_MAX_FUTURE_S", 300, 0, 86_400),
+    rollupFoldBlocksPerTransaction: integer(env, "ROLLUP_FOLD_BLOCKS_PER_TRANSACTION", 128, 64, 1_000_000),
+    // At least the 30 days of the default window; at most every day from 0001 to 9999.
+    reportMaxWindowDays: integer(env, "REPORT_MAX_WINDOW_DAYS", 400, 30, 3_652_059),
+    statementTimeoutMs: integer(env, "STATEMENT_TIMEOUT_MS", 15_000, 100, 3_600_000),
+    // Real bodies nest a handful of levels; thousands would overflow the validator's stack.
+    jsonMaxDepth: integer(env, "JSON_MAX_DEPTH", 64, 4, 1000),
     trustProxy: trustProxy(env),
+    wayInLimits: {
+      postbackPerMinute: integer(env, "POSTBACK_RATE_LIMIT_PER_MINUTE", 6000, 1, 10_000_000),
+      collectPerMinute: integer(env, "COLLECT_RATE_LIMIT_PER_MINUTE", 3000, 1, 10_000_000),
+      adminFailuresPerMinute: integer(env, "ADMIN_AUTH_FAILURES_PER_MINUTE", 20, 1, 1_000_000),
+      healthKeyFailuresPerMinute: integer(env, "HEALTH_KEY_FAILURES_PER_MINUTE", 20, 1, 1_000_000),
+      loginFailuresPerAccount: integer(env, "LOGIN_FAILURES_PER_ACCOUNT", 10, 1, 1_000_000),
+      loginFailuresPerIp: integer(env, "LOGIN_FAILURES_PER_IP", 100, 1, 1_000_000),
+      loginFailureWindowMs: integer(env, "LOGIN_FAILURE_WINDOW_S", 900, 1, 86_400) * 1000,
+      simulatePerWebhookPerMinute: integer(env, "SIMULATE_PER_WEBHOOK_PER_MINUTE", 10, 1, 10_000),
+      maxApiKeysPerTenant: integer(env, "MAX_API_KEYS_PER_TENANT", 100, 1, 100_000),
+      maxPageViewsPerClick: integer(env, "MAX_PAGE_VIEWS_PER_CLICK", 100, 1, 100_000),
+      // The embedded database is one process's: no other node can hold an unwritten click.
+      collectClickWaitMs: integer(env, "COLLECT_CLICK_WAIT_MS", databaseUrl === undefined ? 0 : 500, 0, 2000),
+    },
+    metricsPort: text(env, "METRICS_PORT") === undefined ? undefined : integer(env, "METRICS_PORT", 0, 0, 65535),
+    metricsKey: secret(env, "METRICS_KEY", 16),
+    buffers: {
+      clickBufferMaxBytes: integer(env, "CLICK_BUFFER_MAX_BYTES", 64 * 1024 * 1024, 1024 * 1024, 2 ** 40),
+      clickSpillMaxBytes: integer(env, "CLICK_SPILL_MAX_BYTES", 1024 * 1024 * 1024, 0, 2 ** 50),
+      usageBufferMaxBytes: integer(env, "USAGE_BUFFER_MAX_BYTES", 16 * 1024 * 1024, 64 * 1024, 2 ** 40),
+    },
     build: {
       version: text(env, "APP_VERSION"),
       buildNumber: text(env, "BUILD_NUMBER"),

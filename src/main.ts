@@ -1,9 +1,12 @@
+import { join } from "node:path";
 import { buildApp } from "./app.js";
 import { ConfigError, loadConfig } from "./config.js";
 import { seedDemo } from "./features/demo/seed.js";
 import { generateTraffic } from "./features/demo/traffic.js";
 import { migrate, openDatabase } from "./platform/db/index.js";
+import { DirectoryLockedError } from "./platform/dir-lock.js";
 import { type BackgroundRole, startHeartbeat } from "./platform/heartbeat.js";
+import { listenMetrics } from "./platform/metrics.js";
 import { startScheduler } from "./platform/scheduler.js";
 import { loadOrCreateSecret } from "./platform/secrets.js";
 import { parseRoles } from "./roles.js";
@@ -15,9 +18,12 @@ async function main(): Promise<void> {
   const config = loadConfig(process.env);
   const roles = parseRoles(process.argv.slice(2));
   const db = await openDatabase(config);
-  const applied = await migrate(db);
+  // Without the statement timeout: a migration may rightly take longer than a request's statement.
+  const applied = await migrate(db.unbounded());
   const jwtSecret = config.jwtSecret ?? (await loadOrCreateSecret(config.dataDir, "jwt-secret"));
-  const { app, ctx } = await buildApp({ config, db, jwtSecret });
+  // Clicks beyond the memory bound wait under DATA_DIR while the database is away (docs/limits.md).
+  const clicks = { spillDir: join(config.dataDir, "click-spill") };
+  const { app, ctx } = await buildApp({ config, db, jwtSecret, clicks });
   const log = app.log;
   if (applied.length > 0) log.info({ migrations: applied }, "database migrated");
 
@@ -32,6 +38,16 @@ async function main(): Promise<void> {
 
   if (roles.includes("api")) await app.listen({ port: config.port, host: config.host });
   else await app.ready();
+  // METRICS_PORT: /metrics only on its own listener, whatever the roles (workers have metrics too).
+  const { metricsPort } = config;
+  const metricsServer =
+    metricsPort === undefined
+      ? undefined
+      : await listenMetrics(
+          app,
+          { port: metricsPort, key: config.metricsKey, healthKey: config.healthKey },
+          config.host,
+        );
 
   // Seeded only once the service is up, so its one-time secrets are never lost to a failed start.
   const demo = config.seedDemo ? await seedDemo(ctx) : null;
@@ -58,6 +74,7 @@ async function main(): Promise<void> {
       await ctx.delivery.stop();
       await ctx.notifications.worker.stop();
       await app.close();
+      await metricsServer?.close();
       log.info("requests drained; closing the database");
       await heartbeat?.stop();
       await db.close();
@@ -101,7 +118,8 @@ async function main(): Promise<void> {
 }
 
 main().catch((error: unknown) => {
-  if (error instanceof ConfigError) console.error(error.message);
+  // Both name what to fix; a stack trace would only hide the message.
+  if (error instanceof ConfigError || error instanceof DirectoryLockedError) console.error(error.message);
   else console.error(error);
   process.exit(1);
 });

@@ -50,7 +50,7 @@ describe("authentication", () => {
       const rows = await t.ctx.db.query<{ password_hash: string }>("select password_hash from users where id = $1", [
         a.userId,
       ]);
-      expect(rows[0]?.password_hash).toMatch(/^scrypt\$32768\$8\$1\$/);
+      expect(rows[0]?.password_hash).toMatch(/^scrypt\$131072\$8\$1\$/);
       expect(rows[0]?.password_hash).not.toContain(a.password);
     });
   });

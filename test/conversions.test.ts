@@ -485,13 +485,14 @@ describe("GET /api/v1/conversions", () => {
         expect(res.statusCode, res.body).toBe(201);
         ids[name] = res.json().data.id;
       }
+      // Another tenant with the same click id and the same days must never show up. (Posted while
+      // the clock is on 2026-03-10: occurredAt may be at most 120 days in the past.)
+      const res = await post({ type: "Signup", clickId, occurredAt: "2026-03-01T06:00:00Z" }, other);
+      expect(res.statusCode).toBe(201);
+      ids.otherTenant = res.json().data.id;
     } finally {
       t.clock.set(new Date());
     }
-    // Another tenant with the same click id and the same days must never show up.
-    const res = await post({ type: "Signup", clickId, occurredAt: "2026-03-01T06:00:00Z" }, other);
-    expect(res.statusCode).toBe(201);
-    ids.otherTenant = res.json().data.id;
   });
 
   const list = async (query: string) => {

@@ -1,5 +1,5 @@
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { seedTenancy, startTestApp, type Tenancy, type TestApp } from "./helpers/app.js";
+import { HEALTH_KEY, seedTenancy, startTestApp, type Tenancy, type TestApp } from "./helpers/app.js";
 
 describe("HTTP conventions", () => {
   let t: TestApp;
@@ -123,7 +123,7 @@ describe("HTTP conventions", () => {
 
   it("serves Prometheus metrics by route template", async () => {
     await t.call({ method: "GET", url: "/api/v1/me", headers: { authorization: admin.bearer } });
-    const res = await t.call({ method: "GET", url: "/metrics" });
+    const res = await t.call({ method: "GET", url: "/metrics", headers: { authorization: `Bearer ${HEALTH_KEY}` } });
     expect(res.statusCode).toBe(200);
     expect(res.body).toMatch(/http_requests_total\{method="GET",route="\/api\/v1\/me",status="200"\} \d+/);
     expect(res.body).toMatch(/http_request_duration_seconds_bucket\{le="0.005",method="GET",route="\/api\/v1\/me"/);

@@ -32,7 +32,9 @@ const ADMIN_DOC = "/api/swagger/admin/swagger.json";
 const HTTP_METHODS = new Set(["get", "put", "post", "delete", "options", "head", "patch", "trace"]);
 
 async function fetchDoc(t: TestApp, url: string): Promise<{ doc: OpenApiDoc; body: string }> {
-  const res = await t.app.inject({ method: "GET", url });
+  // The admin document is behind the admin key, as the admin routes are.
+  const headers = url === ADMIN_DOC ? { authorization: `Bearer ${ADMIN_KEY}` } : {};
+  const res = await t.app.inject({ method: "GET", url, headers });
   expect(res.statusCode, res.body).toBe(200);
   expect(res.headers["content-type"]).toMatch(/application\/json/);
   return { doc: JSON.parse(res.body) as OpenApiDoc, body: res.body };
@@ -119,7 +121,6 @@ describe("OpenAPI documents", () => {
     let admin: OpenApiDoc;
     let adminBody: string;
     beforeAll(async () => {
-      // Published without credentials: only the /api/admin routes themselves need the key.
       ({ doc: admin, body: adminBody } = await fetchDoc(t, ADMIN_DOC));
     });
 

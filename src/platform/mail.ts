@@ -36,8 +36,11 @@ const POLL_MS = 2_000;
 
 /**
  * Delivers the outbox: through SMTP when SMTP_URL is set, otherwise it logs each mail and
- * leaves it in the table marked `logged`. Rows are claimed with a lease and SKIP LOCKED, so
- * several workers never send one mail twice; a failure is retried with growing delays.
+ * leaves it in the table marked `logged`. Rows are claimed with a lease (60 s) and SKIP LOCKED,
+ * so several workers do not pick the same mail; a failure is retried with growing delays. A
+ * send that outlives its lease can be repeated by the sender that takes the mail over (mail has
+ * no idempotency key), but only the holder of the lease writes a result: the late one's is
+ * dropped and logged, so it cannot turn a sent mail back into a pending one.
  */
 export class MailSender {
   readonly #transport: Transporter | undefined;
@@ -90,17 +93,37 @@ export class MailSender {
     }
   }
 
+  /**
+   * The lease is fenced by `attempts`: every claim increments it, so `attempts = row.attempts`
+   * (still pending) holds only while no other sender has claimed the mail since. Each write
+   * below is conditional on it, and a mail whose lease is gone is neither sent nor written.
+   */
+  async #stillOurs(row: OutboxRow, set: string, params: unknown[]): Promise<boolean> {
+    const done = await this.deps.db.query(
+      `update mail_outbox set ${set} where id = $1 and attempts = $2 and status = 'pending' returning id`,
+      [row.id, row.attempts, ...params],
+    );
+    return done.length > 0;
+  }
+
   async #deliver(row: OutboxRow): Promise<void> {
+    // Renewed just before sending: the rows of one claim are sent one after the other, and a
+    // late one must not go out after another sender took it over.
+    const renewed = new Date(this.deps.clock.now().getTime() + LEASE_MS);
+    if (!(await this.#stillOurs(row, "locked_until = $3", [renewed]))) {
+      this.deps.log.warn(
+        { mailId: row.id, attempt: row.attempts },
+        "mail lease lost before sending; left to its new holder",
+      );
+      return;
+    }
     const now = this.deps.clock.now();
     if (!this.#transport) {
       this.deps.log.info(
         { mailId: row.id, to: row.recipients, subject: row.subject, body: row.body },
         "mail (no SMTP_URL: kept in the outbox)",
       );
-      await this.deps.db.query(
-        "update mail_outbox set status = 'logged', sent_at = $2, locked_until = null where id = $1",
-        [row.id, now],
-      );
+      await this.#record(row, "status = 'logged', sent_at = $3, locked_until = null", [now], "logged");
       return;
     }
     try {
@@ -110,10 +133,7 @@ export class MailSender {
         subject: row.subject,
         text: row.body,
       });
-      await this.deps.db.query(
-        "update mail_outbox set status = 'sent', sent_at = $2, locked_until = null where id = $1",
-        [row.id, now],
-      );
+      await this.#record(row, "status = 'sent', sent_at = $3, locked_until = null", [now], "sent");
     } catch (error) {
       const message = error instanceof Error ? error.message : String(error);
       const failed = row.attempts >= MAX_ATTEMPTS;
@@ -122,10 +142,22 @@ export class MailSender {
         failed ? "mail failed for good" : "mail failed; will retry",
       );
       // 1, 4, 9, 16 minutes between attempts.
-      await this.deps.db.query(
-        `update mail_outbox set status = $2, last_error = $3, locked_until = null, next_attempt_at = $4 where id = $1`,
-        [row.id, failed ? "failed" : "pending", message, new Date(now.getTime() + row.attempts ** 2 * 60_000)],
+      await this.#record(
+        row,
+        "status = $3, last_error = $4, locked_until = null, next_attempt_at = $5",
+        [failed ? "failed" : "pending", message, new Date(now.getTime() + row.attempts ** 2 * 60_000)],
+        failed ? "failed" : "retry",
       );
     }
+  }
+
+  /** Writes a send's result if the lease is still ours; otherwise says so and writes nothing. */
+  async #record(row: OutboxRow, set: string, params: unknown[], result: string): Promise<void> {
+    if (await this.#stillOurs(row, set, params)) return;
+    // The send outlived the lease and another sender claimed the mail: its result stands.
+    this.deps.log.warn(
+      { mailId: row.id, attempt: row.attempts, result },
+      "mail lease lost during the send: result not written (another sender holds the mail)",
+    );
   }
 }

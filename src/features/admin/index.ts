@@ -1,1 +1,1 @@
-export { adminRoutes } from "./routes.js";
+export { adminKeyGuard, adminRoutes } from "./routes.js";

@@ -1,9 +1,11 @@
 import type { FastifyPluginAsyncTypebox } from "@fastify/type-provider-typebox";
+import type { FastifyReply, FastifyRequest } from "fastify";
 import { Type } from "typebox";
 import type { AppContext } from "../../context.js";
 import { secretsEqual } from "../../platform/crypto.js";
 import { conflictResponses, Envelope, errorResponses, ok, PagedEnvelope, paged } from "../../platform/http/envelope.js";
 import { ApiError } from "../../platform/http/errors.js";
+import { refusedInEnvelope } from "../../platform/http/rate-limit.js";
 import { newId } from "../../platform/ids.js";
 import { runJob } from "../../platform/jobs.js";
 import type { Actor } from "../audit/index.js";
@@ -39,16 +41,37 @@ import {
 const ADMIN: Actor = { type: "admin" };
 const security = [{ adminKey: [] }];
 
+/**
+ * The admin key check, as an onRequest hook: the admin routes and the admin OpenAPI document
+ * (which maps the whole operator surface) are both behind it.
+ */
+export function adminKeyGuard(
+  _ctx: AppContext,
+  adminKey: string,
+): (request: FastifyRequest, reply: FastifyReply) => Promise<void> {
+  return async (request, reply) => {
+    // Wrong credentials are counted per client IP; past the limit the address is refused (429)
+    // even with the right key until the window ends, so guessing gains nothing by going on.
+    const { limits } = request.server;
+    const { adminFailuresPerMinute, windowMs } = limits.options;
+    const failures = `admin-fail:ip:${request.ip}`;
+    const budget = await limits.check(failures, adminFailuresPerMinute, windowMs);
+    if (!budget.allowed) throw refusedInEnvelope(reply, budget, "failed admin credentials from this address");
+    const header = request.headers.authorization ?? "";
+    const [scheme, credential] = header.split(" ", 2);
+    const isBearer = scheme?.toLowerCase() === "bearer" && Boolean(credential);
+    if (!isBearer || !credential || !secretsEqual(credential, adminKey)) {
+      // Only a guess counts: no header, another scheme or an empty bearer could never succeed.
+      if (isBearer) await limits.fail(failures, windowMs);
+      throw ApiError.unauthorized("Admin credential missing or wrong; send 'Authorization: Bearer <ADMIN_API_KEY>'");
+    }
+  };
+}
+
 /** The operator's surface under /api/admin; registered only when ADMIN_API_KEY is set. */
 export function adminRoutes(ctx: AppContext, adminKey: string): FastifyPluginAsyncTypebox {
   return async (app) => {
-    app.addHook("onRequest", async (request) => {
-      const header = request.headers.authorization ?? "";
-      const [scheme, credential] = header.split(" ", 2);
-      if (scheme?.toLowerCase() !== "bearer" || !credential || !secretsEqual(credential, adminKey)) {
-        throw ApiError.unauthorized("Admin credential missing or wrong; send 'Authorization: Bearer <ADMIN_API_KEY>'");
-      }
-    });
+    app.addHook("onRequest", adminKeyGuard(ctx, adminKey));
 
     app.post(
       "/tenants",

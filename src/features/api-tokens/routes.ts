@@ -31,6 +31,8 @@ export function apiTokenRoutes(ctx: AppContext): FastifyPluginAsyncTypebox {
         schema: {
           tags: ["API tokens"],
           summary: "Create an API key; the raw key is in this answer only",
+          description:
+            "409 when the name is taken or the tenant already holds the most unexpired keys allowed (100 by default).",
           body: NewApiTokenBody,
           response: { 201: Envelope(CreatedApiToken), ...conflictResponses },
         },
@@ -46,6 +48,7 @@ export function apiTokenRoutes(ctx: AppContext): FastifyPluginAsyncTypebox {
             actorOf(caller),
             ctx.clock.now(),
             caller.permissions,
+            app.limits.options.maxApiKeysPerTenant,
           ),
         );
         return reply.status(201).send(ok(created, "Created"));

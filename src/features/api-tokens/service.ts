@@ -94,10 +94,29 @@ function checkScopes(scopes: string[], held: ReadonlySet<Permission> | undefined
 }
 
 /**
+ * Refuses (409) a tenant at its key limit. The tenant's row is locked first, so two concurrent
+ * creates cannot both see room for one more (`db` must be a transaction for the lock to hold).
+ */
+async function checkKeyCount(db: Queryable, tenantId: string, maxKeys: number, now: Date): Promise<void> {
+  await db.query("select 1 from tenants where id = $1 for update", [tenantId]);
+  const [row] = await db.query<{ n: number }>(
+    "select count(*)::int as n from api_tokens where tenant_id = $1 and expiration_date > $2",
+    [tenantId, now],
+  );
+  if ((row?.n ?? 0) >= maxKeys) {
+    throw ApiError.conflict(
+      `This tenant already has ${maxKeys} unexpired API keys, the most allowed; delete one before creating another`,
+    );
+  }
+}
+
+/**
  * Issues a key for a tenant. Only the SHA-256 of the raw key is stored; a key without scopes
  * is legacy. Name at least 4 characters and unique on the tenant regardless of case (409, also
  * when a concurrent create wins the race); expiry defaults to one calendar year (`oneYearAfter`)
- * and may be neither past nor later than that.
+ * and may be neither past nor later than that. With `maxKeys`, a tenant already holding that
+ * many unexpired keys gets 409: expired keys stay listed until deleted but no longer count, and
+ * revoked (deleted) keys are gone.
  */
 export async function createApiToken(
   db: Queryable,
@@ -106,6 +125,7 @@ export async function createApiToken(
   actor: Actor,
   now: Date,
   callerPermissions?: ReadonlySet<Permission>,
+  maxKeys?: number,
 ): Promise<ApiToken & { token: string }> {
   const name = input.name.trim();
   if (name.length < MIN_NAME) throw ApiError.validation("name", `must be at least ${MIN_NAME} characters`);
@@ -116,6 +136,7 @@ export async function createApiToken(
     throw ApiError.validation("expirationDate", "must be at most one year after creation");
   }
   const scopes = checkScopes(input.scopes ?? [], callerPermissions);
+  if (maxKeys !== undefined) await checkKeyCount(db, tenantId, maxKeys, now);
   const taken = await db.query("select 1 from api_tokens where tenant_id = $1 and lower(name) = lower($2)", [
     tenantId,
     name,

@@ -57,6 +57,22 @@ export function refuseQueryCredentials(query: unknown): void {
   }
 }
 
+// Schemes a message may name back to the caller. Anything else may be the credential itself
+// (a bare key with no scheme is a common mistake), and a 401 never repeats a credential.
+const NAMEABLE_SCHEMES = new Set([
+  "apikey",
+  "basic",
+  "bearer",
+  "digest",
+  "dpop",
+  "hoba",
+  "mutual",
+  "negotiate",
+  "ntlm",
+  "token",
+  "vapid",
+]);
+
 /** Splits `Authorization: <scheme> <credential>`; the scheme lower-cased, the credential trimmed. */
 function parseAuthorization(header: string): { scheme: string; credential: string } {
   const space = header.indexOf(" ");
@@ -83,7 +99,14 @@ export async function authenticate(auth: Authenticator, header: string | undefin
     throw ApiError.unauthorized("Missing Authorization header; send 'ApiKey <key>' or 'Bearer <token>'");
   }
   const { scheme, credential } = parseAuthorization(header);
-  if (credential === "") throw ApiError.unauthorized(`Authorization header has no credential after '${scheme}'`);
+  const named = NAMEABLE_SCHEMES.has(scheme);
+  if (credential === "") {
+    throw ApiError.unauthorized(
+      named
+        ? `Authorization header has no credential after '${scheme}'`
+        : "Authorization header has no scheme; send 'ApiKey <key>' or 'Bearer <token>'",
+    );
+  }
   if (scheme === "apikey") {
     const principal = await auth.apiKeys.verify(credential);
     if (!principal) throw ApiError.unauthorized("API key is invalid, revoked or expired");
@@ -98,5 +121,9 @@ export async function authenticate(auth: Authenticator, header: string | undefin
     }
     return principal;
   }
-  throw ApiError.unauthorized(`Unsupported Authorization scheme '${scheme}'; use ApiKey or Bearer`);
+  throw ApiError.unauthorized(
+    named
+      ? `Unsupported Authorization scheme '${scheme}'; use ApiKey or Bearer`
+      : "Unsupported Authorization scheme; use 'ApiKey <key>' or 'Bearer <token>'",
+  );
 }

@@ -1,10 +1,12 @@
 import type { FastifyPluginAsyncTypebox } from "@fastify/type-provider-typebox";
+import type { FastifyReply } from "fastify";
 import type { AppContext } from "../../context.js";
-import { hashPassword, randomSecret, verifyPassword } from "../../platform/crypto.js";
+import { hashPassword, randomSecret, sha256Hex, verifyPassword } from "../../platform/crypto.js";
 import { Envelope, errorResponses, ok } from "../../platform/http/envelope.js";
 import { ApiError } from "../../platform/http/errors.js";
+import { type Limiter, refusedInEnvelope } from "../../platform/http/rate-limit.js";
 import { recordAudit } from "../audit/index.js";
-import { findLogin } from "../tenants/index.js";
+import { findLogin, rehashPasswordIfOutdated } from "../tenants/index.js";
 import { personOf } from "./hook.js";
 import { LoginBody, LoginResult, Me } from "./schemas.js";
 
@@ -13,6 +15,24 @@ let dummyHash: Promise<string> | undefined;
 function unknownUserHash(): Promise<string> {
   dummyHash ??= hashPassword(randomSecret());
   return dummyHash;
+}
+
+/**
+ * Failed sign-ins are counted per account (the email, hashed: no address reaches the counter
+ * store) and per client IP. Past either limit the attempt is refused (429) before any password
+ * is checked, the right one included, until the window ends: guessing gains nothing by going on.
+ */
+async function loginFailureBudget(limits: Limiter, ip: string, email: string, reply: FastifyReply) {
+  const { loginFailuresPerAccount, loginFailuresPerIp, loginFailureWindowMs: windowMs } = limits.options;
+  const account = `login-fail:account:${sha256Hex(email.trim().toLowerCase())}`;
+  const address = `login-fail:ip:${ip}`;
+  const [byAccount, byAddress] = await Promise.all([
+    limits.check(account, loginFailuresPerAccount, windowMs),
+    limits.check(address, loginFailuresPerIp, windowMs),
+  ]);
+  if (!byAccount.allowed) throw refusedInEnvelope(reply, byAccount, "failed sign-ins for this account");
+  if (!byAddress.allowed) throw refusedInEnvelope(reply, byAddress, "failed sign-ins from this address");
+  return { count: () => Promise.all([limits.fail(account, windowMs), limits.fail(address, windowMs)]) };
 }
 
 export function authRoutes(ctx: AppContext): FastifyPluginAsyncTypebox {
@@ -29,10 +49,18 @@ export function authRoutes(ctx: AppContext): FastifyPluginAsyncTypebox {
           response: { 200: Envelope(LoginResult), ...errorResponses },
         },
       },
-      async (request) => {
+      async (request, reply) => {
+        const failures = await loginFailureBudget(app.limits, request.ip, request.body.email, reply);
         const login = await findLogin(ctx.db, request.body.email);
         const valid = await verifyPassword(request.body.password, login?.passwordHash ?? (await unknownUserHash()));
-        if (!login || !valid || login.disabled) throw ApiError.unauthorized("Email or password is wrong");
+        if (!login || !valid || login.disabled) {
+          await failures.count();
+          throw ApiError.unauthorized("Email or password is wrong");
+        }
+        // A hash made with older parameters is upgraded while the password is at hand; a failure keeps the old one.
+        await rehashPasswordIfOutdated(ctx.db, login, request.body.password).catch((error: unknown) => {
+          request.log.warn({ err: error }, "password rehash failed; the old hash stays");
+        });
         const now = ctx.clock.now();
         const { token, expiresAt } = await ctx.jwt.sign({ userId: login.id, tenantId: login.tenantId }, now);
         await recordAudit(ctx.db, {

@@ -55,7 +55,7 @@ const Search = Type.Optional(
   Type.String({ maxLength: 200, description: "Case-insensitive part of the name (trigram index)" }),
 );
 const IdFilter = (what: string) =>
-  Type.Optional(Type.Integer({ minimum: 1, description: `Only rows of this ${what}` }));
+  Type.Optional(Type.Integer({ minimum: 1, maximum: 9_007_199_254_740_991, description: `Only rows of this ${what}` }));
 const AccountStatus = Type.Enum(["active", "inactive"]);
 
 function listQuery(filters: Record<string, ReturnType<typeof IdFilter> | ReturnType<typeof Type.Optional>>): TObject {

@@ -3,6 +3,7 @@ import type { FastifyInstance, FastifyReply } from "fastify";
 import { Type } from "typebox";
 import type { AppContext } from "../../context.js";
 import { ApiError } from "../../platform/http/errors.js";
+import { limitText } from "../../platform/http/rate-limit.js";
 import { authenticate, type Principal } from "../auth/index.js";
 import { meterRequest } from "../usage/index.js";
 import { reportsServer } from "./tools.js";
@@ -10,7 +11,7 @@ import { reportsServer } from "./tools.js";
 const MCP_SCOPES = ["reports.read", "reports.update"];
 
 /** Spec 5.10: an ApiKey whose scopes hold reports.read or reports.update; legacy keys are refused. */
-function requireReportsKey(principal: Principal): string {
+function requireReportsKey(principal: Principal): Extract<Principal, { kind: "apiKey" }> {
   // A person's session is a known caller without the right to this endpoint: 403, as an API key
   // is on the endpoints tied to a person (spec 5.3).
   if (principal.kind !== "apiKey") {
@@ -24,17 +25,22 @@ function requireReportsKey(principal: Principal): string {
   if (!principal.scopes.some((s) => MCP_SCOPES.includes(s))) {
     throw ApiError.forbidden("This API key needs the reports.read or reports.update scope to use MCP");
   }
-  return principal.tenantId;
+  return principal;
 }
 
 // Server-defined JSON-RPC codes (-32000 to -32099) for the HTTP refusals.
-const JSON_RPC_CODES: Record<number, number> = { 401: -32001, 403: -32003, 405: -32005 };
+const JSON_RPC_CODES: Record<number, number> = { 401: -32001, 403: -32003, 405: -32005, 429: -32029 };
 
 function jsonRpcError(reply: FastifyReply, status: number, message: string) {
   return reply
     .status(status)
     .header("content-type", "application/json")
     .send({ jsonrpc: "2.0", error: { code: JSON_RPC_CODES[status] ?? -32000, message }, id: null });
+}
+
+/** Calls in one POST: a JSON-RPC batch spends one request of the key's budget per message. */
+function callsIn(body: unknown): number {
+  return Array.isArray(body) ? Math.max(1, body.length) : 1;
 }
 
 // Untyped: a JSON-RPC batch is an array, and the transport (after the key is checked) judges it.
@@ -52,26 +58,40 @@ export function mcpRoutes(ctx: AppContext) {
           description:
             "Authorization: ApiKey <key> with the reports.read or reports.update scope; legacy keys are refused.",
           body: JsonRpc,
-          response: { 200: JsonRpc, 401: JsonRpc, 403: JsonRpc },
+          response: { 200: JsonRpc, 401: JsonRpc, 403: JsonRpc, 429: JsonRpc },
         },
       },
       async (request, reply) => {
         let tenantId: string;
+        let tokenId: string;
         try {
           const principal = await authenticate(ctx, request.headers.authorization);
-          tenantId = requireReportsKey(principal);
-          if (principal.kind === "apiKey") {
-            ctx.lastUsed.touch(principal.tokenId, request.ip, ctx.clock.now());
-            // Metered like the key's /api/v1 calls; the reply is hijacked below, so no
-            // onResponse hook runs: the call is metered once it is sent.
-            request.principal = principal;
-            reply.raw.on("finish", () => meterRequest(ctx.usage, request, reply.raw.statusCode, ctx.clock.now()));
-          }
+          const key = requireReportsKey(principal);
+          tenantId = key.tenantId;
+          tokenId = key.tokenId;
+          ctx.lastUsed.touch(tokenId, request.ip, ctx.clock.now());
+          // Metered like the key's /api/v1 calls (a 429 included); the reply is hijacked below,
+          // so no onResponse hook runs: the call is metered once it is sent.
+          request.principal = principal;
+          reply.raw.on("finish", () => meterRequest(ctx.usage, request, reply.raw.statusCode, ctx.clock.now()));
         } catch (error) {
           if (error instanceof ApiError) return jsonRpcError(reply, error.status, error.message);
           throw error;
         }
-        const server = reportsServer({ db: ctx.db, tenantId, now: () => ctx.clock.now(), version: ctx.build.version });
+        // The key's budget is the one its /api/v1 calls spend: MCP is no way around the limit.
+        const budget = await app.limits.takeApiKey(tokenId, callsIn(request.body));
+        if (!budget.allowed) {
+          reply.header("retry-after", budget.retryAfterS);
+          return jsonRpcError(reply, 429, `Too many requests: ${limitText(budget)}; retry later`);
+        }
+        const server = reportsServer({
+          db: ctx.db,
+          tenantId,
+          now: () => ctx.clock.now(),
+          version: ctx.build.version,
+          // The caller sees a generic message; the operator sees the cause.
+          log: (error) => request.log.error({ err: error }, "MCP tool failed"),
+        });
         const transport = new StreamableHTTPServerTransport({ enableJsonResponse: true });
         reply.hijack();
         reply.raw.on("close", () => {

@@ -111,8 +111,25 @@ async function call(
   return toolError(`Unknown tool '${tool}'; tools: ${TOOLS.map((t) => t.name).join(", ")}`);
 }
 
-/** An MCP server over the report registry for one tenant: read-only, nothing else exposed. */
-export function reportsServer(options: { db: Queryable; tenantId: string; now: () => Date; version: string }): Server {
+/**
+ * What a tool says when it failed for another reason than its arguments: never the error's own
+ * message, which may be the database's (its SQL, a table, a value).
+ */
+export const UNEXPECTED_TOOL_ERROR = "The report could not be run because of an internal error; retry later";
+
+/**
+ * An MCP server over the report registry for one tenant: read-only, nothing else exposed. A tool
+ * error names what was wrong with the arguments (the HTTP API's message: a window too long, an
+ * unknown field, a date the database cannot hold); any other failure is reported to `log` and
+ * answered with UNEXPECTED_TOOL_ERROR.
+ */
+export function reportsServer(options: {
+  db: Queryable;
+  tenantId: string;
+  now: () => Date;
+  version: string;
+  log?: (error: unknown) => void;
+}): Server {
   const server = new Server(
     { name: "tracking-platform-reports", version: options.version },
     {
@@ -131,9 +148,11 @@ export function reportsServer(options: { db: Queryable; tenantId: string; now: (
         request.params.arguments ?? {},
       );
     } catch (error) {
-      // The same message the HTTP API gives for the same mistake.
+      // The same message the HTTP API gives for the same mistake (or for a statement timeout).
       if (error instanceof ApiError) return toolError(error.message);
-      throw error;
+      // Thrown on, the SDK would send the error's message to the client.
+      options.log?.(error);
+      return toolError(UNEXPECTED_TOOL_ERROR);
     }
   });
   return server;

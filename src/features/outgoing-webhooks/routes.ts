@@ -4,6 +4,7 @@ import { Type } from "typebox";
 import type { AppContext } from "../../context.js";
 import { conflictResponses, Envelope, errorResponses, ok, PagedEnvelope, paged } from "../../platform/http/envelope.js";
 import { ApiError } from "../../platform/http/errors.js";
+import { refusedInEnvelope } from "../../platform/http/rate-limit.js";
 import { actorOf } from "../audit/index.js";
 import { callerOf } from "../auth/index.js";
 import { simulate } from "./event-ops.js";
@@ -152,7 +153,9 @@ export function webhookSettingsRoutes(ctx: AppContext): FastifyPluginAsyncTypebo
         schema: {
           tags: [TAG],
           summary: "Send a sample conversion to the webhook; the outcome shows in its delivery log, marked simulated",
-          description: "A Disabled webhook creates no events: simulating one is refused with 409 conflict.",
+          description:
+            "A Disabled webhook creates no events: simulating one is refused with 409 conflict. Each webhook " +
+            "takes a few simulations per minute (10 by default); past that, 429 with Retry-After.",
           params: WebhookId,
           body: SimulateBody,
           response: { 202: Envelope(Type.Object({ eventId: Type.String() })), ...conflictResponses },
@@ -169,6 +172,11 @@ export function webhookSettingsRoutes(ctx: AppContext): FastifyPluginAsyncTypebo
         if (!webhook) throw ApiError.notFound("Webhook", request.params.id);
         const type = request.body.conversionType ?? simulatedType(webhook.conversionTypes);
         checkSimulatedType(type, change.clickWebhooks);
+        // Each simulation sends a real request outside the monthly allowance: a small budget per
+        // webhook, spent only by simulations that will be sent.
+        const { simulatePerWebhookPerMinute, windowMs } = app.limits.options;
+        const budget = await app.limits.take(`simulate:${webhook.id}`, simulatePerWebhookPerMinute, windowMs);
+        if (!budget.allowed) throw refusedInEnvelope(reply, budget, "simulations of this webhook");
         const eventId = await ctx.db.transaction((tx) => simulate(tx, change.tenantId, webhook.id, type, change.at));
         return reply.status(202).send(ok({ eventId }, "Request sent"));
       },

@@ -144,7 +144,7 @@ export async function runComposite(
   const where = filter.sql;
   const filtered = values.length;
   const rollup = chooseRollup([kind.rollupKey]);
-  const blockState = rollup.spanned ? await readBlockState(db, tenantId) : NO_BLOCKS;
+  const blockState = rollup.spanned ? await readBlockState(db, tenantId, rollup.table) : NO_BLOCKS;
   const key = `m.${kind.rollupKey}`;
   /** `from ... where ...` over the rollup rows of a window, its parameters added to `values`. */
   const windowSql = (window: { from: Date; to: Date }, pageOnly: boolean) => {

@@ -1,3 +1,4 @@
 export { foldRollupBlocks, rollupBlocksJob } from "./blocks.js";
+export { configureReports } from "./params.js";
 export { findReport, REPORTS } from "./registry.js";
 export { reportRoutes } from "./routes.js";

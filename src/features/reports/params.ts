@@ -1,4 +1,4 @@
-import { parseDateBound } from "../../platform/http/dates.js";
+import { EARLIEST_INSTANT, parseDateBound } from "../../platform/http/dates.js";
 import { ApiError } from "../../platform/http/errors.js";
 
 /** One parameter of a report, as the HTTP query, the OpenAPI document and the MCP tools see it. */
@@ -89,10 +89,33 @@ export function parseParams(defs: readonly ParamDef[], raw: Record<string, unkno
   return result;
 }
 
+/** The most days a report, composite or MCP window may span, unless configured otherwise. */
+const DEFAULT_MAX_WINDOW_DAYS = 400;
+
+/**
+ * The limits every report reads, set once from the configuration (REPORT_MAX_WINDOW_DAYS) when the
+ * app is built: the HTTP routes and the MCP tools run the same reports, so both see the same limit.
+ */
+const limits = { maxWindowDays: DEFAULT_MAX_WINDOW_DAYS };
+
+export function configureReports(options: { maxWindowDays: number }): void {
+  limits.maxWindowDays = options.maxWindowDays;
+}
+
+/** The most days a window may span, as configured. */
+export const maxWindowDays = (): number => limits.maxWindowDays;
+
+/** The whole UTC days from..to touches (both inclusive). */
+function daysSpanned(window: { from: Date; to: Date }): number {
+  return Math.floor(window.to.getTime() / DAY_MS) - Math.floor(window.from.getTime() / DAY_MS) + 1;
+}
+
 /**
  * A from/to pair, both inclusive, from not after to. With `fallback` (a default window), a
- * missing end takes its default: `to` today, `from` 29 days before `to`. Without one, both ends
- * or neither must be given.
+ * missing end takes its default: `to` today, `from` 29 days before `to` (never before the
+ * earliest date a parameter may name). Without one, both ends or neither must be given. A window
+ * may touch at most REPORT_MAX_WINDOW_DAYS UTC days: what a report reads grows with its days,
+ * so a longer one is refused, naming the window's last parameter and the limit.
  */
 export function dateWindow(
   params: Record<string, ParamValue>,
@@ -111,8 +134,15 @@ export function dateWindow(
     if (from !== undefined && from > to)
       throw ApiError.validation(names[0], `must not be after today (the default ${names[1]})`);
   }
-  from ??= new Date(startOfDay(to).getTime() - 29 * DAY_MS);
+  from ??= new Date(Math.max(startOfDay(to).getTime() - 29 * DAY_MS, EARLIEST_INSTANT.getTime()));
   if (from > to) throw ApiError.validation(names[1], `must not be before ${names[0]}`);
+  const days = daysSpanned({ from, to });
+  if (days > limits.maxWindowDays) {
+    throw ApiError.invalid(
+      names[1],
+      `${names[1]}: the window may span at most ${limits.maxWindowDays} days; ${names[0]} to ${names[1]} spans ${days}`,
+    );
+  }
   return { from, to };
 }
 

@@ -404,7 +404,7 @@ export async function runPerformance(
   const rollup = chooseRollup(columns);
   const filter = new Conditions("m.tenant_id = $1", tenantId);
   const byDay = fields.some((f) => TIME_FIELDS.has(f.name));
-  const blockState = rollup.spanned && !byDay ? await readBlockState(db, tenantId) : NO_BLOCKS;
+  const blockState = rollup.spanned && !byDay ? await readBlockState(db, tenantId, rollup.table) : NO_BLOCKS;
   const read = addWindow(filter, rollup, [fromDay, toDay], byDay, blockState);
   for (const [param, column] of Object.entries(FILTER_COLUMNS)) filter.add(`m.${column} = $`, params[param]);
   const values = filter.params;

@@ -4,7 +4,7 @@ import type { AppContext } from "../../context.js";
 import { errorResponses, Pagination } from "../../platform/http/envelope.js";
 import { callerOf } from "../auth/index.js";
 import { RESOURCE_BY_TABLE } from "../catalog/index.js";
-import type { ParamDef } from "./params.js";
+import { maxWindowDays, type ParamDef } from "./params.js";
 import { REPORTS, type ReportDefinition } from "./registry.js";
 import { STATS } from "./stats.js";
 
@@ -16,7 +16,7 @@ function paramSchema(def: ParamDef): TSchema {
     case "date":
       return Type.String({
         examples: ["2026-11-01"],
-        description: `A date (whole UTC day) or a date-time. ${description}`,
+        description: `A date (whole UTC day) or a date-time, from 0001-01-01 to 9999-12-31. ${description}. A window spans at most ${maxWindowDays()} days`,
       });
     case "integer":
       return Type.Integer({

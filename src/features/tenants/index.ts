@@ -6,6 +6,7 @@ export {
   findLogin,
   getTenant,
   listTenants,
+  rehashPasswordIfOutdated,
   updateTenant,
   updateUser,
 } from "./service.js";

@@ -1,4 +1,4 @@
-import { hashPassword, randomSecret, sha256Hex } from "../../platform/crypto.js";
+import { hashPassword, passwordNeedsRehash, randomSecret, sha256Hex } from "../../platform/crypto.js";
 import type { Queryable } from "../../platform/db/index.js";
 import { selectPage } from "../../platform/db/paging.js";
 import { containsPattern } from "../../platform/db/search.js";
@@ -314,6 +314,25 @@ export async function listUsers(
 export async function getUser(db: Queryable, tenantId: string, id: string): Promise<User | null> {
   const [row] = await db.query<UserRow>("select * from users where tenant_id = $1 and id = $2", [tenantId, id]);
   return row ? toUser(row) : null;
+}
+
+/**
+ * After a successful sign-in with the password in hand: a hash made with older parameters is
+ * replaced by one made with today's (crypto.ts). Only if the row still holds the hash that
+ * was checked, so a password changed meanwhile is never overwritten. True when it was replaced.
+ */
+export async function rehashPasswordIfOutdated(
+  db: Queryable,
+  login: { id: string; passwordHash: string },
+  password: string,
+): Promise<boolean> {
+  if (!passwordNeedsRehash(login.passwordHash)) return false;
+  const rows = await db.query("update users set password_hash = $3 where id = $1 and password_hash = $2 returning id", [
+    login.id,
+    login.passwordHash,
+    await hashPassword(password),
+  ]);
+  return rows.length > 0;
 }
 
 /** The user for a login: the stored hash is only ever read here. */

@@ -1,5 +1,6 @@
 import { parseDateTime } from "../../platform/http/dates.js";
 import { COMMISSION_TYPES, CONVERSION_TYPES, type ConversionType, isConversionType } from "./conversion-types.js";
+import { TRACKING_RETENTION } from "./retention.js";
 
 /** What a program or API caller sends; the postback sends every value as a string. */
 export interface ConversionInput {
@@ -35,8 +36,38 @@ export class ConversionInputError extends Error {
 
 const CURRENCIES: ReadonlySet<string> = new Set(Intl.supportedValuesOf("currency"));
 const DECIMAL = /^-?(0|[1-9][0-9]{0,14})(\.[0-9]{1,4})?$/;
-// A program's clock may run a little ahead of ours; further ahead is a mistake.
-const FUTURE_SKEW_MS = 5 * 60_000;
+const DAY_MS = 86_400_000;
+
+/**
+ * How far back an occurredAt may be: the retention of raw conversions, read from the very rule
+ * the retention job applies. A conversion dated before it would be deleted at the next run, and
+ * then posted again with the same externalId it would be counted (and its webhooks sent) twice;
+ * it would also make the job rollup-blocks rewrite every block from that day on.
+ */
+const MAX_AGE_DAYS = (() => {
+  const rule = TRACKING_RETENTION.find((r) => r.table === "conversions" && r.column === "occurred_at");
+  if (!rule) throw new Error("no retention rule for conversions.occurred_at");
+  return rule.days;
+})();
+
+/** How far from the server's clock an occurredAt may be; the future skew comes from CONVERSION_MAX_FUTURE_S. */
+export interface ConversionTimeLimits {
+  /** A program's clock may run a little ahead of ours; further ahead is a mistake. */
+  maxFutureS: number;
+}
+
+let configuredLimits: ConversionTimeLimits = { maxFutureS: 300 };
+
+/**
+ * Sets the limits readConversion applies when its caller passes none (the postback, the demo
+ * traffic): done once by buildApp from the configuration.
+ */
+export function configureConversionTimes(limits: ConversionTimeLimits): void {
+  configuredLimits = { ...limits };
+}
+
+const describeSeconds = (seconds: number) =>
+  seconds % 60 === 0 ? `${seconds / 60} minute${seconds === 60 ? "" : "s"}` : `${seconds} seconds`;
 
 function optionalText(value: unknown, path: string, max: number): string | null {
   if (value === undefined || value === null || value === "") return null;
@@ -79,7 +110,7 @@ function readCurrency(raw: unknown, value: string, path: string): string | null 
   return code;
 }
 
-function readTime(raw: unknown, path: string, now: Date): Date {
+function readTime(raw: unknown, path: string, now: Date, limits: ConversionTimeLimits): Date {
   if (raw === undefined || raw === null || raw === "") return now;
   const date = typeof raw === "string" ? parseDateTime(raw.trim()) : null;
   if (date === null) {
@@ -88,13 +119,26 @@ function readTime(raw: unknown, path: string, now: Date): Date {
       `'${String(raw)}' must be an ISO 8601 date-time with an offset, e.g. 2026-11-21T10:00:00Z`,
     );
   }
-  if (date.getTime() > now.getTime() + FUTURE_SKEW_MS)
-    throw new ConversionInputError(path, "must not be in the future");
+  if (date.getTime() > now.getTime() + limits.maxFutureS * 1000) {
+    throw new ConversionInputError(path, `may be at most ${describeSeconds(limits.maxFutureS)} in the future`);
+  }
+  // The same cutoff as the retention job's: what it would delete is refused here.
+  if (date.getTime() < now.getTime() - MAX_AGE_DAYS * DAY_MS) {
+    throw new ConversionInputError(path, `may be at most ${MAX_AGE_DAYS} days in the past`);
+  }
   return date;
 }
 
-/** Checks one conversion; `prefix` is prepended to paths (`items[2].`). */
-export function readConversion(input: ConversionInput, prefix: string, now: Date): ValidConversion {
+/**
+ * Checks one conversion; `prefix` is prepended to paths (`items[2].`). `limits` default to the
+ * configured ones (configureConversionTimes).
+ */
+export function readConversion(
+  input: ConversionInput,
+  prefix: string,
+  now: Date,
+  limits: ConversionTimeLimits = configuredLimits,
+): ValidConversion {
   const type = optionalText(input.type, `${prefix}type`, 40);
   if (type === null) throw new ConversionInputError(`${prefix}type`, "is required");
   if (!isConversionType(type)) {
@@ -108,6 +152,6 @@ export function readConversion(input: ConversionInput, prefix: string, now: Date
     currency: readCurrency(input.currency, value, `${prefix}currency`),
     eventName: optionalText(input.eventName, `${prefix}eventName`, 100) ?? type,
     externalId: optionalText(input.externalId, `${prefix}externalId`, 200),
-    occurredAt: readTime(input.occurredAt, `${prefix}occurredAt`, now),
+    occurredAt: readTime(input.occurredAt, `${prefix}occurredAt`, now, limits),
   };
 }

@@ -8,6 +8,7 @@ import { callerOf } from "../auth/index.js";
 import {
   type ConversionInput,
   ConversionInputError,
+  type ConversionTimeLimits,
   readConversion,
   type ValidConversion,
 } from "./conversion-input.js";
@@ -25,9 +26,14 @@ import {
 import type { Tracking } from "./tracking.js";
 
 /** Reads every item, so a bad one is a 400 naming it (`items[3].currency`) before anything is written. */
-export function readConversions(inputs: ConversionInput[], batch: boolean, now: Date): ValidConversion[] {
+export function readConversions(
+  inputs: ConversionInput[],
+  batch: boolean,
+  now: Date,
+  limits: ConversionTimeLimits,
+): ValidConversion[] {
   try {
-    return inputs.map((input, i) => readConversion(input, batch ? `items[${i}].` : "", now));
+    return inputs.map((input, i) => readConversion(input, batch ? `items[${i}].` : "", now, limits));
   } catch (error) {
     if (error instanceof ConversionInputError) throw ApiError.validation(error.path, error.reason);
     throw error;
@@ -63,7 +69,9 @@ export function conversionRoutes(ctx: AppContext, tracking: Tracking): FastifyPl
           throw ApiError.validation(Object.keys(single)[0] ?? "items", "must not be sent beside items");
         }
         if (!batch && single.type === undefined) throw ApiError.validation("type", "is required");
-        const valid = readConversions(batch ? items : [single], batch, ctx.clock.now());
+        const valid = readConversions(batch ? items : [single], batch, ctx.clock.now(), {
+          maxFutureS: ctx.config.conversionMaxFutureS,
+        });
         const recorded = await tracking.recordConversions(tenantId, valid);
         const answers = recorded.map((r) => ({ ...r.conversion, duplicate: r.duplicate }));
         const created = answers.filter((a) => !a.duplicate).length;

@@ -1,12 +1,13 @@
-import type { FastifyError, FastifyInstance, FastifyReply } from "fastify";
+import type { FastifyError, FastifyInstance, FastifyReply, FastifyRequest } from "fastify";
 import { Type } from "typebox";
 import type { AppContext } from "../../context.js";
 import { sha256Hex } from "../../platform/crypto.js";
 import { toApiError } from "../../platform/http/conventions.js";
 import { NullableString } from "../../platform/http/nullable.js";
+import { limitText, type Verdict } from "../../platform/http/rate-limit.js";
 import { clickRoute } from "./click-route.js";
 import { type ConversionInput, ConversionInputError, readConversion } from "./conversion-input.js";
-import { recordPageView } from "./page-views.js";
+import { recordPageView, waitForRecentClick } from "./page-views.js";
 import type { Tracking } from "./tracking.js";
 
 const PostbackParams = Type.Object({ postbackKey: Type.String({ maxLength: 200 }) });
@@ -45,6 +46,12 @@ const PageViewAnswer = Type.Object({
 
 function refuse(reply: FastifyReply, status: number, message: string) {
   return reply.status(status).send({ status: "error", message });
+}
+
+/** A 429 in these routes' own JSON, with Retry-After. */
+function refuseTooMany(reply: FastifyReply, refused: Verdict, per: string) {
+  reply.header("retry-after", refused.retryAfterS);
+  return refuse(reply, 429, `Too many requests ${per}: ${limitText(refused)}; retry later`);
 }
 
 function fieldsOf(source: unknown): ConversionInput {
@@ -115,7 +122,25 @@ export function trackingPublicRoutes(ctx: AppContext, tracking: Tracking) {
     const postbackSchema = {
       tags: ["Tracking"],
       params: PostbackParams,
-      response: { 200: PostbackAnswer, 201: PostbackAnswer, 400: PostbackAnswer, 404: PostbackAnswer },
+      response: {
+        200: PostbackAnswer,
+        201: PostbackAnswer,
+        400: PostbackAnswer,
+        404: PostbackAnswer,
+        429: PostbackAnswer,
+      },
+    };
+    const { limits } = app;
+    // Per postback key, before the body is read or the key looked up; counted under the key's
+    // hash, so the secret itself never reaches the counter store.
+    const postbackBudget = async (
+      request: FastifyRequest<{ Params: { postbackKey: string } }>,
+      reply: FastifyReply,
+    ) => {
+      const { postbackPerMinute, windowMs } = limits.options;
+      const key = `pb:${sha256Hex(request.params.postbackKey)}`;
+      const budget = await limits.take(key, postbackPerMinute, windowMs);
+      if (!budget.allowed) return refuseTooMany(reply, budget, "for this postback key");
     };
 
     app.get<{ Params: { postbackKey: string }; Querystring: Record<string, unknown> }>(
@@ -129,6 +154,7 @@ export function trackingPublicRoutes(ctx: AppContext, tracking: Tracking) {
             "externalId, occurredAt. Answers its own JSON, not the envelope.",
           querystring: PostbackFields,
         },
+        onRequest: postbackBudget,
       },
       (request, reply) => postback(request.params.postbackKey, fieldsOf(request.query), reply),
     );
@@ -141,6 +167,7 @@ export function trackingPublicRoutes(ctx: AppContext, tracking: Tracking) {
           summary: "Conversion postback from a program (JSON or form body)",
           body: PostbackFields,
         },
+        onRequest: postbackBudget,
       },
       // Values in the query string count too, for programs that post with parameters in the URL.
       (request, reply) =>
@@ -167,11 +194,20 @@ export function trackingPublicRoutes(ctx: AppContext, tracking: Tracking) {
           tags: ["Tracking"],
           summary: "Record a page view against a click id (CORS open: called from landing pages)",
           body: PageViewBody,
-          response: { 201: PageViewAnswer, 400: PageViewAnswer, 404: PageViewAnswer },
+          response: {
+            201: PageViewAnswer,
+            400: PageViewAnswer,
+            404: PageViewAnswer,
+            409: PageViewAnswer,
+            429: PageViewAnswer,
+          },
         },
-        onRequest: (_request, reply, done) => {
+        // CORS first, so that a refusal (429 included) still reaches the landing page's script.
+        onRequest: async (request, reply) => {
           cors(reply);
-          done();
+          const { collectPerMinute, windowMs } = limits.options;
+          const budget = await limits.take(`collect:ip:${request.ip}`, collectPerMinute, windowMs);
+          if (!budget.allowed) return refuseTooMany(reply, budget, "from this address");
         },
       },
       async (request, reply) => {
@@ -182,11 +218,22 @@ export function trackingPublicRoutes(ctx: AppContext, tracking: Tracking) {
         const title = text(request.body.title);
         const referrer = text(request.body.referrer);
         const now = ctx.clock.now();
-        // The landing page can report before the click is written: make sure it is first.
-        await tracking.ensureClicksWritten([clickId]);
-        const id = await recordPageView(ctx.db, { clickId, url, title, referrer }, now);
-        if (id === null) return refuse(reply, 404, `Unknown click id '${clickId}'`);
-        return reply.status(201).send({ status: "ok", message: "Recorded", id });
+        const { maxPageViewsPerClick, collectClickWaitMs } = limits.options;
+        // The landing page can report before the click is written: a click this node still
+        // buffers is written now; one just made on another node is waited for, briefly and
+        // only when its id says it is that fresh. Anything else answers at once.
+        if (tracking.clicks.holds(clickId)) await tracking.clicks.flush();
+        else await waitForRecentClick(ctx.db, clickId, collectClickWaitMs);
+        const outcome = await recordPageView(ctx.db, { clickId, url, title, referrer }, now, maxPageViewsPerClick);
+        if (outcome === "unknown_click") return refuse(reply, 404, `Unknown click id '${clickId}'`);
+        if (outcome === "limit_reached") {
+          return refuse(
+            reply,
+            409,
+            `Click '${clickId}' already has ${maxPageViewsPerClick} page views, the most kept per click`,
+          );
+        }
+        return reply.status(201).send({ status: "ok", message: "Recorded", id: outcome.id });
       },
     );
   };

@@ -4,6 +4,7 @@ import { PageQuery } from "../../platform/http/envelope.js";
 import { NullableString } from "../../platform/http/nullable.js";
 import { PathId } from "../../platform/http/path-ids.js";
 import { ATTRIBUTION_SOURCES, CONVERSION_TYPES } from "./conversion-types.js";
+import { RAW_EVENT_RETENTION_DAYS } from "./retention.js";
 
 export const ConversionTypeName = Type.Enum(CONVERSION_TYPES);
 const NullableId = Type.Unsafe<number | null>({ type: ["integer", "null"] });
@@ -24,7 +25,14 @@ const conversionFields = {
   externalId: Type.Optional(
     NullableString({ maxLength: 200, description: "Makes the conversion idempotent per tenant" }),
   ),
-  occurredAt: Type.Optional(NullableString({ description: "ISO 8601 date-time with an offset (Z); default now" })),
+  occurredAt: Type.Optional(
+    NullableString({
+      description:
+        "ISO 8601 date-time with an offset (Z); default now. At most " +
+        `${RAW_EVENT_RETENTION_DAYS} days in the past (the raw-event retention) and at most ` +
+        "CONVERSION_MAX_FUTURE_S (default 5 minutes) in the future",
+    }),
+  ),
 };
 
 export const NewConversion = Type.Object(conversionFields, { additionalProperties: false });

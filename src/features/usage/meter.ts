@@ -1,5 +1,6 @@
 import type { FastifyBaseLogger, FastifyInstance, FastifyRequest } from "fastify";
 import fp from "fastify-plugin";
+import { Gauge, Counter as PromCounter, type Registry } from "prom-client";
 import type { Clock } from "../../platform/clock.js";
 import type { Db } from "../../platform/db/index.js";
 
@@ -15,13 +16,18 @@ export interface UsageEntry {
 
 const FLUSH_MS = 1000;
 const FLUSH_AT = 500;
-// Beyond this many unwritten counters (the database is down), new ones are dropped, not memory.
-const MAX_BUFFERED = 100_000;
+// After a failed write the next one waits this long, however many counters arrive meanwhile.
+const RETRY_MS = FLUSH_MS * 5;
 const MINUTE_MS = 60_000;
+const DEFAULT_MAX_BYTES = 16 * 1024 * 1024;
+// A counter's cost beyond its key: the object, its fields and the map entry (rounded up).
+const COUNTER_OVERHEAD_BYTES = 300;
+const DROP_LOG_MS = 10_000;
 
 interface Counter extends Omit<UsageEntry, "at"> {
   minute: number;
   calls: number;
+  bytes: number;
 }
 
 /** Calls of one key, minute, status, route and client IP share one counter. */
@@ -29,33 +35,76 @@ function counterKey(c: Pick<UsageEntry, "tokenId" | "status" | "method" | "route
   return `${c.tokenId} ${minute} ${c.status} ${c.method} ${c.route} ${c.ip}`;
 }
 
+/** An upper estimate of a counter's heap size: its key (two bytes a character) and the rest. */
+function counterBytes(key: string): number {
+  return COUNTER_OVERHEAD_BYTES + 2 * key.length;
+}
+
 /**
  * Counts API calls made with a key per minute and per (key, route, status, client IP) in
  * memory, and writes the counters in batches: every second, at 500 counters, and on shutdown.
  * No request waits for its usage, and a busy key adds a row a minute, not a row per call.
+ *
+ * Memory is bounded in bytes (USAGE_BUFFER_MAX_BYTES), counting the counters waiting and those
+ * being written: while the database is away a call still adds to its counter if it has one,
+ * and a call that would need a new counter beyond the bound is dropped, counted in
+ * `usage_calls_dropped_total` and logged (at most every 10 s). A failed write merges its
+ * counters back into the waiting ones, which never grows the total.
  */
 export class UsageMeter {
   #buffer = new Map<string, Counter>();
+  /** Bytes of the counters waiting and of those being written. */
+  #bytes = 0;
   #timer: NodeJS.Timeout | undefined;
   #flushing: Promise<void> = Promise.resolve();
+  #queued = false;
+  #retryAt = 0;
   #closed = false;
+  #droppedSinceLog = 0;
+  #lastDropLog = 0;
+  /** Calls not counted because the buffer was full. */
+  dropped = 0;
 
   constructor(
     private readonly db: Db,
     private readonly log: FastifyBaseLogger,
+    private readonly maxBytes: number = DEFAULT_MAX_BYTES,
   ) {}
+
+  /** Estimated bytes of unwritten counters. */
+  get bytes(): number {
+    return this.#bytes;
+  }
 
   record(entry: UsageEntry): void {
     const minute = Math.floor(entry.at.getTime() / MINUTE_MS);
     const key = counterKey(entry, minute);
     const counter = this.#buffer.get(key);
     if (counter) counter.calls += 1;
-    else if (this.#buffer.size < MAX_BUFFERED) {
-      const { at: _at, ...fields } = entry;
-      this.#buffer.set(key, { ...fields, minute, calls: 1 });
+    else {
+      const bytes = counterBytes(key);
+      if (this.#bytes + bytes <= this.maxBytes) {
+        const { at: _at, ...fields } = entry;
+        this.#buffer.set(key, { ...fields, minute, calls: 1, bytes });
+        this.#bytes += bytes;
+      } else this.#drop();
     }
-    if (this.#buffer.size >= FLUSH_AT) void this.flush();
-    else this.#schedule(FLUSH_MS);
+    if (this.#buffer.size >= FLUSH_AT && Date.now() >= this.#retryAt) void this.flush();
+    else this.#schedule(Math.max(FLUSH_MS, this.#retryAt - Date.now()));
+  }
+
+  #drop(): void {
+    this.dropped += 1;
+    this.#droppedSinceLog += 1;
+    const now = Date.now();
+    if (now - this.#lastDropLog >= DROP_LOG_MS) {
+      this.log.error(
+        { droppedCalls: this.#droppedSinceLog, bufferedBytes: this.#bytes },
+        "usage buffer full (the database is not taking writes): calls not metered",
+      );
+      this.#lastDropLog = now;
+      this.#droppedSinceLog = 0;
+    }
   }
 
   #schedule(ms: number): void {
@@ -73,13 +122,20 @@ export class UsageMeter {
     }
   }
 
-  /** Writes everything counted so far; resolves once it is stored. */
+  /** Writes everything counted so far; resolves once it is stored (or has failed to be). */
   flush(): Promise<void> {
     clearTimeout(this.#timer);
     this.#timer = undefined;
-    const batch = [...this.#buffer.values()];
-    this.#buffer = new Map();
-    this.#flushing = this.#flushing.then(() => this.#write(batch));
+    // One write queued at most; it takes the counters when it starts, so none is left behind.
+    if (!this.#queued) {
+      this.#queued = true;
+      this.#flushing = this.#flushing.then(() => {
+        this.#queued = false;
+        const batch = [...this.#buffer.values()];
+        this.#buffer = new Map();
+        return this.#write(batch);
+      });
+    }
     return this.#flushing;
   }
 
@@ -100,17 +156,46 @@ export class UsageMeter {
           batch.map((c) => c.calls),
         ],
       );
+      for (const counter of batch) this.#bytes -= counter.bytes;
+      this.#retryAt = 0;
     } catch (error) {
-      // Put the counts back for the next flush rather than lose them.
+      // Put the counts back for the next flush rather than lose them: into the counter of the
+      // same key if one was made meanwhile (its bytes are freed), else as they were (already
+      // counted in #bytes), so the bound holds.
       for (const counter of batch) {
         const key = counterKey(counter, counter.minute);
         const current = this.#buffer.get(key);
-        if (current) current.calls += counter.calls;
-        else this.#buffer.set(key, counter);
+        if (current) {
+          current.calls += counter.calls;
+          this.#bytes -= counter.bytes;
+        } else this.#buffer.set(key, counter);
       }
       this.log.warn({ err: error, counters: batch.length }, "usage flush failed; will retry");
-      this.#schedule(FLUSH_MS * 5);
+      this.#retryAt = Date.now() + RETRY_MS;
+      this.#schedule(RETRY_MS);
     }
+  }
+
+  /** Prometheus metrics of the meter's buffer (served at /metrics), read when scraped. */
+  registerMetrics(registry: Registry): void {
+    const meter = this;
+    new Gauge({
+      name: "usage_buffer_bytes",
+      help: "Estimated bytes of unwritten usage counters (bounded by USAGE_BUFFER_MAX_BYTES)",
+      registers: [registry],
+      collect() {
+        this.set(meter.bytes);
+      },
+    });
+    new PromCounter({
+      name: "usage_calls_dropped_total",
+      help: "API calls not metered because the usage buffer was full",
+      registers: [registry],
+      collect() {
+        this.reset();
+        this.inc(meter.dropped);
+      },
+    });
   }
 }
 

@@ -1,3 +1,4 @@
+import { ApiError } from "../http/errors.js";
 import type { Queryable } from "./types.js";
 
 export interface PageSql {
@@ -18,6 +19,14 @@ export async function selectPage<T extends object>(
   sql: PageSql,
   page: { offset: number; limit: number },
 ): Promise<{ rows: T[]; total: number }> {
+  // The query schemas bound both; a route whose schema does not still gets a 400, never a
+  // bigint overflow from the database (a 500).
+  if (!Number.isSafeInteger(page.offset) || page.offset < 0) {
+    throw ApiError.validation("offset", `must be a whole number from 0 to ${Number.MAX_SAFE_INTEGER}`);
+  }
+  if (!Number.isSafeInteger(page.limit) || page.limit < 1) {
+    throw ApiError.validation("limit", "must be a whole number of at least 1");
+  }
   const n = sql.params.length;
   const [count] = await db.query<{ n: number }>(
     `select count(*)::int as n from ${sql.from} where ${sql.where}`,

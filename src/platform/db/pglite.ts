@@ -1,5 +1,6 @@
 import { PGlite } from "@electric-sql/pglite";
 import { pg_trgm } from "@electric-sql/pglite/contrib/pg_trgm";
+import { lockDirectory } from "../dir-lock.js";
 import type { Db, Queryable } from "./types.js";
 
 interface PgliteOptions {
@@ -24,11 +25,20 @@ function queryable(target: PgliteTx): Queryable {
 }
 
 export async function openPglite(options: PgliteOptions = {}): Promise<Db> {
-  const pg = await PGlite.create({
-    ...(options.dataDir === undefined ? {} : { dataDir: options.dataDir }),
-    ...(options.loadDataDir === undefined ? {} : { loadDataDir: options.loadDataDir }),
-    extensions: { pg_trgm },
-  });
+  // PGlite is one process's database: a second process on the same files would answer writes
+  // that the first one then overwrites (and may crash). Refuse it before touching the files.
+  const lock = options.dataDir === undefined ? undefined : lockDirectory(options.dataDir);
+  let pg: PGlite;
+  try {
+    pg = await PGlite.create({
+      ...(options.dataDir === undefined ? {} : { dataDir: options.dataDir }),
+      ...(options.loadDataDir === undefined ? {} : { loadDataDir: options.loadDataDir }),
+      extensions: { pg_trgm },
+    });
+  } catch (error) {
+    lock?.release();
+    throw error;
+  }
   const base = queryable(pg);
   return {
     kind: "pglite",
@@ -39,20 +49,34 @@ export async function openPglite(options: PgliteOptions = {}): Promise<Db> {
       return pg.listen(channel, onMessage);
     },
     async close() {
-      if (!pg.closed) await pg.close();
+      try {
+        if (!pg.closed) await pg.close();
+      } finally {
+        lock?.release();
+      }
     },
     get closed() {
       return pg.closed;
+    },
+    // No statement timeout to lift: PGlite runs each statement to its end on this thread, where
+    // no timer can interrupt it (it accepts statement_timeout and ignores it; docs/limits.md).
+    unbounded(this: Db) {
+      return this;
     },
   };
 }
 
 /** A copy of a database's files, for starting many databases from one migrated template. */
 export async function dumpPglite(dataDir: string): Promise<Blob> {
-  const pg = await PGlite.create({ dataDir, extensions: { pg_trgm } });
+  const lock = lockDirectory(dataDir);
   try {
-    return await pg.dumpDataDir("none");
+    const pg = await PGlite.create({ dataDir, extensions: { pg_trgm } });
+    try {
+      return await pg.dumpDataDir("none");
+    } finally {
+      await pg.close();
+    }
   } finally {
-    await pg.close();
+    lock.release();
   }
 }

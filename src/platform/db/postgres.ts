@@ -1,4 +1,5 @@
 import pg from "pg";
+import { timeoutError } from "./statement-timeout.js";
 import type { Db, Queryable } from "./types.js";
 
 interface PostgresOptions {
@@ -6,21 +7,48 @@ interface PostgresOptions {
   /** Schema to put first on the search path (tests isolate each file in its own schema). */
   schema?: string;
   max?: number;
+  /**
+   * The statement timeout of every statement but those of `unbounded()`, in ms; absent, none
+   * (openDatabase passes STATEMENT_TIMEOUT_MS; the tests and benchmarks open their own).
+   */
+  statementTimeoutMs?: number;
 }
 
 // int8 and numeric arrive as strings by default; counts and ids fit in a JS number.
 pg.types.setTypeParser(pg.types.builtins.INT8, (value) => Number(value));
 
-function queryable(client: pg.Pool | pg.PoolClient): Queryable {
+/** Runs the statements of one connection, a request's timeout turned into its 503. */
+function queryable(client: pg.PoolClient, timeoutMs: number): Queryable {
   return {
     async query<T extends object>(text: string, params: readonly unknown[] = []) {
-      const result = await client.query<T>(text, params as unknown[]);
-      return result.rows;
+      try {
+        const result = await client.query<T>(text, params as unknown[]);
+        return result.rows;
+      } catch (error) {
+        throw timeoutError(error, timeoutMs);
+      }
     },
     async exec(script) {
-      await client.query(script);
+      try {
+        await client.query(script);
+      } catch (error) {
+        throw timeoutError(error, timeoutMs);
+      }
     },
   };
+}
+
+/**
+ * The statement timeout of each connection as last set: every connection opens with the
+ * statement timeout (options below), and one is switched by a `set` only when it is lent to the
+ * other kind of work (a job's, unbounded, or any other), so rarely: a job runs hourly.
+ */
+const timeouts = new WeakMap<pg.PoolClient, number>();
+
+async function withTimeout(client: pg.PoolClient, timeoutMs: number, opened: number): Promise<void> {
+  if ((timeouts.get(client) ?? opened) === timeoutMs) return;
+  await client.query(`set statement_timeout = ${Math.trunc(timeoutMs)}`);
+  timeouts.set(client, timeoutMs);
 }
 
 const RECONNECT_MS = 1000;
@@ -86,7 +114,12 @@ class Listeners {
   }
 }
 
+/**
+ * Every statement runs under `statement_timeout` (PostgreSQL cancels it, lock waits included; a
+ * request gets a 503 and the connection stays usable), but those issued through `unbounded()`.
+ */
 export function openPostgres(options: PostgresOptions): Db {
+  const statementTimeoutMs = Math.trunc(options.statementTimeoutMs ?? 0);
   const pool = new pg.Pool({
     connectionString: options.connectionString,
     max: options.max ?? 10,
@@ -95,31 +128,57 @@ export function openPostgres(options: PostgresOptions): Db {
     // starting them and gathering their rows cost more than they save on a query of a few hundred
     // thousand rows, and the requests running at once already share the cores (measured: a
     // 30-day account x source report at 10M clicks, 400 ms with 2 workers, 222 ms without).
-    options: `-c jit=off -c max_parallel_workers_per_gather=0${options.schema === undefined ? "" : ` -c search_path=${options.schema},public`}`,
+    options: `-c jit=off -c max_parallel_workers_per_gather=0 -c statement_timeout=${statementTimeoutMs}${options.schema === undefined ? "" : ` -c search_path=${options.schema},public`}`,
   });
   let closed = false;
   const listeners = new Listeners(options);
   // An idle client losing its connection must not crash the process; the next query reconnects.
   pool.on("error", () => undefined);
-  const base = queryable(pool);
-  return {
+  /**
+   * A connection of the pool under `timeoutMs`, lent to `fn`. As pool.query does, a connection
+   * that failed a statement outside a transaction is closed, not lent again (`closeOnError`), and
+   * one that fails while lent never crashes the process.
+   */
+  async function lend<T>(
+    timeoutMs: number,
+    closeOnError: boolean,
+    fn: (tx: Queryable, client: pg.PoolClient) => Promise<T>,
+  ): Promise<T> {
+    const client = await pool.connect();
+    let broken: Error | undefined;
+    const onError = (error: Error) => {
+      broken = error;
+    };
+    client.on("error", onError);
+    try {
+      await withTimeout(client, timeoutMs, statementTimeoutMs);
+      return await fn(queryable(client, timeoutMs), client);
+    } catch (error) {
+      if (closeOnError) broken ??= error instanceof Error ? error : new Error(String(error));
+      throw error;
+    } finally {
+      client.removeListener("error", onError);
+      client.release(broken);
+    }
+  }
+  /** The database, its statements under `timeoutMs` (0: none). */
+  const withStatementTimeout = (timeoutMs: number): Db => ({
     kind: "postgres",
-    query: base.query,
+    query: (text, params) => lend(timeoutMs, true, (tx) => tx.query(text, params)),
     async transaction(fn) {
-      const client = await pool.connect();
-      try {
+      return lend(timeoutMs, false, async (tx, client) => {
         await client.query("begin");
-        const result = await fn(queryable(client));
-        await client.query("commit");
-        return result;
-      } catch (error) {
-        await client.query("rollback").catch(() => undefined);
-        throw error;
-      } finally {
-        client.release();
-      }
+        try {
+          const result = await fn(tx);
+          await client.query("commit");
+          return result;
+        } catch (error) {
+          await client.query("rollback").catch(() => undefined);
+          throw error;
+        }
+      });
     },
-    exec: base.exec,
+    exec: (script) => lend(timeoutMs, true, (tx) => tx.exec(script)),
     listen: (channel, onMessage) => listeners.add(channel, onMessage),
     async close() {
       if (closed) return;
@@ -130,5 +189,8 @@ export function openPostgres(options: PostgresOptions): Db {
     get closed() {
       return closed;
     },
-  };
+    unbounded: () => unbounded,
+  });
+  const unbounded = withStatementTimeout(0);
+  return withStatementTimeout(statementTimeoutMs);
 }

@@ -16,4 +16,10 @@ export interface Db extends Queryable {
   listen(channel: string, onMessage: (payload: string) => void): Promise<() => Promise<void>>;
   close(): Promise<void>;
   readonly closed: boolean;
+  /**
+   * The same database, its statements run without the statement timeout every other statement
+   * runs under (PostgreSQL): for the scheduled jobs (the rollup fold, retention), whose
+   * statements may rightly take longer than a request's should.
+   */
+  unbounded(): Db;
 }

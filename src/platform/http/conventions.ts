@@ -1,6 +1,7 @@
 import type { FastifyError, FastifyInstance, FastifyReply, FastifyRequest } from "fastify";
 import fp from "fastify-plugin";
 import { ApiError, type FieldError } from "./errors.js";
+import { badNumber, findHostileInput, nestsDeeperThan } from "./hostile-input.js";
 
 /**
  * The router's limit on one path parameter. Ids longer than any real one must still reach
@@ -79,11 +80,24 @@ function invalidWithStatus(path: string, message: string, status: number): ApiEr
   return new ApiError("validation_error", message, { errors: [{ path, message }] }, status);
 }
 
+/**
+ * SQLSTATEs of a value the database refuses: NUL in text (22021) or jsonb (22P05), text of the
+ * wrong form (22P02: a 40-digit bigint, a lone surrogate in jsonb), numbers (22003) and dates
+ * (22007, 22008, 22009) out of range. Every /api field is checked before it gets that far
+ * (hostile-input.ts); this is the net under the routes that keep their own contract and under
+ * any check missed, so a caller's odd value is a 400, never a 500. Logged at warn with the
+ * database's error: a route that reaches it should check the field itself.
+ */
+const REFUSED_VALUE_STATES = new Set(["22021", "22P05", "22P02", "22003", "22007", "22008", "22009"]);
+export const REFUSED_VALUE_MESSAGE =
+  "A value in the request cannot be stored or compared (a NUL character, text that is not valid Unicode, " +
+  "or a number or date out of range); check the values sent";
+
 /** Maps anything thrown into the envelope; unknown failures become a logged, generic 500. */
 export function toApiError(
   error: FastifyError | Error,
   requestId: string,
-): { apiError: ApiError; unexpected: boolean } {
+): { apiError: ApiError; unexpected: boolean; refusedByDatabase?: true } {
   if (error instanceof ApiError) return { apiError: error, unexpected: false };
   const fastifyError = error as FastifyError;
   if (fastifyError.validation) {
@@ -128,17 +142,40 @@ export function toApiError(
   if (fastifyError.statusCode === 503) {
     return { apiError: new ApiError("service_unavailable", "Service is unavailable"), unexpected: false };
   }
+  const sqlState = (error as { code?: unknown }).code;
+  if (typeof sqlState === "string" && REFUSED_VALUE_STATES.has(sqlState)) {
+    return { apiError: ApiError.invalid("request", REFUSED_VALUE_MESSAGE), unexpected: false, refusedByDatabase: true };
+  }
   return {
     apiError: new ApiError("internal_error", "Internal server error", { requestId }),
     unexpected: true,
   };
 }
 
+/**
+ * Text and numbers no column can hold (hostile-input.ts), refused with a 400 naming the field for
+ * every /api request: query and body strings and numbers, path numbers. Path strings are left to
+ * the path-id guard (a NUL id is an id that does not exist: 404). Outside /api, the tracking
+ * routes keep their own contract (a click or a page view strips a NUL rather than be lost).
+ * After validation, so 401, 403 and the path 404 come first and coerced numbers (a query
+ * `offset=1e309` is Infinity by then) are seen as numbers.
+ */
+function refuseHostileInput(request: FastifyRequest): ApiError | null {
+  if (!isApiPath(request.url)) return null;
+  const found = findHostileInput(request.query, "") ?? findHostileInput(request.body, "");
+  if (found) return ApiError.validation(found.path, found.message);
+  for (const [name, value] of Object.entries((request.params as Record<string, unknown> | undefined) ?? {})) {
+    const message = typeof value === "number" ? badNumber(value) : null;
+    if (message) return ApiError.validation(name, message);
+  }
+  return null;
+}
+
 /** Writes the envelope for anything thrown; unknown failures are logged, not echoed. */
 function answerError(error: FastifyError, request: FastifyRequest, reply: FastifyReply): FastifyReply {
-  const { apiError, unexpected } = toApiError(error, request.id);
+  const { apiError, unexpected, refusedByDatabase } = toApiError(error, request.id);
   if (unexpected) request.log.error({ err: error }, "unhandled error");
-  else if (apiError.status >= 500) request.log.warn({ err: error }, apiError.message);
+  else if (apiError.status >= 500 || refusedByDatabase) request.log.warn({ err: error }, apiError.message);
   return sendError(request, reply, apiError);
 }
 
@@ -152,16 +189,36 @@ export function frameworkErrors(error: FastifyError, request: FastifyRequest, re
   answerError(error, request, reply);
 }
 
+export interface HttpConventionsOptions {
+  /** The deepest nesting of arrays and objects a request body may have (JSON_MAX_DEPTH). */
+  jsonMaxDepth: number;
+}
+
 /**
  * The conventions shared by every route: request id echoed in `x-request-id`, the envelope on
- * every /api error, a 404 for unknown routes in the same shape.
+ * every /api error, a 404 for unknown routes in the same shape, hostile input refused.
  */
 export const httpConventions = fp(
-  async (app: FastifyInstance) => {
+  async (app: FastifyInstance, options: HttpConventionsOptions) => {
+    const { jsonMaxDepth } = options;
     // Callback style: an async hook would cost a promise and a microtask on every request.
     app.addHook("onRequest", (request, reply, done) => {
       reply.header("x-request-id", request.id);
       done();
+    });
+
+    // Every route and content type (forms, text/plain JSON too), before the schema validator
+    // walks the body.
+    app.addHook("preValidation", (request, _reply, done) => {
+      if (request.body !== null && typeof request.body === "object" && nestsDeeperThan(request.body, jsonMaxDepth)) {
+        return done(ApiError.validation("body", `nests arrays and objects more than ${jsonMaxDepth} levels deep`));
+      }
+      done();
+    });
+
+    app.addHook("preHandler", (request, _reply, done) => {
+      const refusal = refuseHostileInput(request);
+      done(refusal ?? undefined);
     });
 
     app.setErrorHandler(answerError);

@@ -42,7 +42,14 @@ export function paged<T>(items: T[], page: { offset: number; limit: number }, to
 }
 
 export const PageQuery = Type.Object({
-  offset: Type.Integer({ minimum: 0, default: 0, description: "0-based index of the first item" }),
+  // The maximum is the range of exact integers (an offset past the last row is an empty page);
+  // 1e21 would overflow PostgreSQL's bigint OFFSET.
+  offset: Type.Integer({
+    minimum: 0,
+    maximum: Number.MAX_SAFE_INTEGER,
+    default: 0,
+    description: "0-based index of the first item",
+  }),
   limit: Type.Integer({ minimum: 1, maximum: 500, default: 50, description: "Page size, 1-500" }),
 });
 export type PageQuery = Static<typeof PageQuery>;

@@ -1,52 +1,245 @@
 import rateLimit from "@fastify/rate-limit";
-import type { FastifyInstance } from "fastify";
+import type { FastifyBaseLogger, FastifyInstance, FastifyReply } from "fastify";
 import fp from "fastify-plugin";
 import { Redis } from "ioredis";
+import type { WayInLimits } from "../../config.js";
 import { ApiError } from "./errors.js";
 
-export interface RateLimitOptions {
-  /** Requests per window per API key or person. */
+export interface RateLimitOptions extends WayInLimits {
+  /** Requests per window per API key or person (/api/v1 and /mcp together). */
   max: number;
   /** Requests per window per client IP where no credential is given. */
   anonymousMax: number;
+  /** The window of every per-minute limit (tests shorten it). */
   windowMs: number;
 }
 
+declare module "fastify" {
+  interface FastifyInstance {
+    /** Every request limit of the service, on one counter store (Redis when REDIS_URL is set). */
+    limits: Limiter;
+  }
+}
+
+interface Count {
+  count: number;
+  /** Milliseconds until the key's window ends. */
+  ttlMs: number;
+}
+
+/** Fixed-window counters: a key's window starts at its first hit and lasts `windowMs`. */
+interface CounterStore {
+  hit(key: string, cost: number, windowMs: number): Promise<Count>;
+  /** The count so far, without counting anything. */
+  peek(key: string): Promise<Count>;
+}
+
+// Past this many live keys the memory store drops its oldest: a flood of distinct keys (forged
+// postback keys, rotating addresses) must not grow the process without bound.
+const MEMORY_MAX_KEYS = 100_000;
+
+class MemoryCounters implements CounterStore {
+  private readonly entries = new Map<string, { count: number; resetAt: number }>();
+
+  async hit(key: string, cost: number, windowMs: number): Promise<Count> {
+    const now = Date.now();
+    let entry = this.entries.get(key);
+    if (!entry || entry.resetAt <= now) {
+      this.entries.delete(key);
+      if (this.entries.size >= MEMORY_MAX_KEYS) this.evict(now);
+      entry = { count: 0, resetAt: now + windowMs };
+      this.entries.set(key, entry);
+    }
+    entry.count += cost;
+    return { count: entry.count, ttlMs: entry.resetAt - now };
+  }
+
+  async peek(key: string): Promise<Count> {
+    const now = Date.now();
+    const entry = this.entries.get(key);
+    if (!entry || entry.resetAt <= now) return { count: 0, ttlMs: 0 };
+    return { count: entry.count, ttlMs: entry.resetAt - now };
+  }
+
+  /** Drops expired windows, then (if still full) the oldest tenth: Map keeps insertion order. */
+  private evict(now: number): void {
+    for (const [key, entry] of this.entries) if (entry.resetAt <= now) this.entries.delete(key);
+    if (this.entries.size < MEMORY_MAX_KEYS) return;
+    let drop = Math.ceil(MEMORY_MAX_KEYS / 10);
+    for (const key of this.entries.keys()) {
+      if (drop-- <= 0) break;
+      this.entries.delete(key);
+    }
+  }
+}
+
+// One round trip, atomic: count, and start the window's expiry on its first hit.
+const HIT_SCRIPT = `
+local count = redis.call('INCRBY', KEYS[1], ARGV[1])
+local ttl = redis.call('PTTL', KEYS[1])
+if ttl < 0 then
+  redis.call('PEXPIRE', KEYS[1], ARGV[2])
+  ttl = tonumber(ARGV[2])
+end
+return {count, ttl}`;
+
+class RedisCounters implements CounterStore {
+  constructor(private readonly redis: Redis) {}
+
+  async hit(key: string, cost: number, windowMs: number): Promise<Count> {
+    const [count, ttl] = (await this.redis.eval(HIT_SCRIPT, 1, key, cost, windowMs)) as [number, number];
+    return { count, ttlMs: ttl };
+  }
+
+  async peek(key: string): Promise<Count> {
+    const [count, ttl] = await Promise.all([this.redis.get(key), this.redis.pttl(key)]);
+    return count === null ? { count: 0, ttlMs: 0 } : { count: Number(count), ttlMs: Math.max(ttl, 0) };
+  }
+}
+
+export interface Verdict {
+  allowed: boolean;
+  max: number;
+  windowMs: number;
+  /** Seconds until the window ends (the Retry-After of a refusal), at least 1. */
+  retryAfterS: number;
+}
+
+/** "1 minute", "15 minutes", "1 second": the window as a 429 message names it. */
+function windowText(windowMs: number): string {
+  const [amount, unit] =
+    windowMs % 60_000 === 0 ? [windowMs / 60_000, "minute"] : [Math.max(1, Math.round(windowMs / 1000)), "second"];
+  return `${amount} ${unit}${amount === 1 ? "" : "s"}`;
+}
+
+/** The limit of a refused request, as its message says it: `limit is 10 per 1 minute`. */
+export function limitText(verdict: Verdict): string {
+  return `limit is ${verdict.max} per ${windowText(verdict.windowMs)}`;
+}
+
 /**
- * Per-caller request limits: keyed by API key or person once authenticated, by client IP
- * otherwise; shared across nodes through Redis when REDIS_URL is set. A 429 carries
- * Retry-After and the envelope.
+ * The service's request limits, shared by every way in: one counter store for the process
+ * (Redis when REDIS_URL is set, so every node counts together), keys namespaced per limit.
+ * A counter that cannot be reached lets the request through and logs: a Redis outage must
+ * not drop postbacks or lock everyone out (the /api/v1 limit keeps @fastify/rate-limit's
+ * behaviour, an error).
  */
-export function rateLimits(options: RateLimitOptions, redisUrl: string | undefined) {
+export class Limiter {
+  constructor(
+    readonly store: CounterStore,
+    readonly options: RateLimitOptions,
+    private readonly log: FastifyBaseLogger,
+  ) {}
+
+  /** Counts `cost` requests against `key`; refused once the window's count is over `max`. */
+  async take(key: string, max: number, windowMs: number, cost = 1): Promise<Verdict> {
+    try {
+      const { count, ttlMs } = await this.store.hit(key, cost, windowMs);
+      return verdict(count <= max, max, windowMs, ttlMs);
+    } catch (error) {
+      this.log.error({ err: error, limit: key.split(":")[0] }, "rate limit store unavailable; request let through");
+      return verdict(true, max, windowMs, 0);
+    }
+  }
+
+  /** A failure budget: refused once `key` has failed `max` times in its window (checked before the attempt). */
+  async check(key: string, max: number, windowMs: number): Promise<Verdict> {
+    try {
+      const { count, ttlMs } = await this.store.peek(key);
+      return verdict(count < max, max, windowMs, ttlMs);
+    } catch (error) {
+      this.log.error({ err: error, limit: key.split(":")[0] }, "rate limit store unavailable; request let through");
+      return verdict(true, max, windowMs, 0);
+    }
+  }
+
+  /** Counts one failure against `key` (a wrong password, a wrong admin or health key). */
+  async fail(key: string, windowMs: number): Promise<void> {
+    await this.take(key, Number.MAX_SAFE_INTEGER, windowMs);
+  }
+
+  /** An API key's budget, shared by /api/v1 and /mcp (same counter as the /api/v1 plugin). */
+  takeApiKey(tokenId: string, cost: number): Promise<Verdict> {
+    return this.take(`rl:key:${tokenId}`, this.options.max, this.options.windowMs, cost);
+  }
+}
+
+function verdict(allowed: boolean, max: number, windowMs: number, ttlMs: number): Verdict {
+  return { allowed, max, windowMs, retryAfterS: Math.max(1, Math.ceil(ttlMs / 1000)) };
+}
+
+/** A refusal in the envelope: sets Retry-After and returns the 429 to throw. */
+export function refusedInEnvelope(reply: FastifyReply, refused: Verdict, what = "requests"): ApiError {
+  reply.header("retry-after", refused.retryAfterS);
+  return new ApiError("rate_limited", `Too many ${what}: ${limitText(refused)}; retry later`);
+}
+
+/**
+ * The process's counters, decorated as `app.limits` at the root so every way in (the API, MCP,
+ * tracking, admin, health) counts in one store.
+ */
+export function limiter(options: RateLimitOptions, redisUrl: string | undefined) {
   return fp(
     async (app: FastifyInstance) => {
-      const redis =
-        redisUrl === undefined ? undefined : new Redis(redisUrl, { connectTimeout: 2000, maxRetriesPerRequest: 1 });
-      if (redis) app.addHook("onClose", async () => void (await redis.quit()));
-      await app.register(rateLimit, {
-        global: true,
-        max: (_request, key) => (key.startsWith("ip:") ? options.anonymousMax : options.max),
-        timeWindow: options.windowMs,
-        // A route-level hook, so after the auth hook (the caller is known) but before the body
-        // is parsed or validated: an invalid body counts like any other request.
-        hook: "onRequest",
-        // The x-ratelimit-* headers only on a 429 (beside Retry-After), not on every answer.
-        addHeadersOnExceeding: {
-          "x-ratelimit-limit": false,
-          "x-ratelimit-remaining": false,
-          "x-ratelimit-reset": false,
-        },
-        ...(redis ? { redis, nameSpace: "rl:" } : {}),
-        keyGenerator: (request) => {
-          const principal = request.principal;
-          if (principal?.kind === "apiKey") return `key:${principal.tokenId}`;
-          if (principal?.kind === "user") return `user:${principal.userId}`;
-          return `ip:${request.ip}`;
-        },
-        errorResponseBuilder: (_request, context) =>
-          new ApiError("rate_limited", `Too many requests: limit is ${context.max} per ${context.after}; retry later`),
-      });
+      let store: CounterStore = new MemoryCounters();
+      if (redisUrl !== undefined) {
+        const redis = new Redis(redisUrl, { connectTimeout: 2000, maxRetriesPerRequest: 1 });
+        app.addHook("onClose", async () => void (await redis.quit()));
+        store = new RedisCounters(redis);
+      }
+      app.decorate("limits", new Limiter(store, options, app.log));
     },
-    { name: "rate-limits" },
+    { name: "limits" },
   );
 }
+
+/**
+ * Per-caller request limits on /api/v1: keyed by API key or person once authenticated, by
+ * client IP otherwise, on the counters of `limiter` (so /mcp spends the same key budget).
+ * A 429 carries Retry-After and the envelope.
+ */
+export const rateLimits = fp(
+  async (app: FastifyInstance) => {
+    const { store, options } = app.limits;
+    // The plugin's store contract (callbacks); every key lives under `rl:` as before.
+    class SharedStore {
+      incr(
+        key: string,
+        done: (error: Error | null, result?: { current: number; ttl: number }) => void,
+        windowMs: number,
+      ) {
+        store.hit(`rl:${key}`, 1, windowMs).then(
+          ({ count, ttlMs }) => done(null, { current: count, ttl: ttlMs }),
+          (error: Error) => done(error),
+        );
+      }
+      child() {
+        return this;
+      }
+    }
+    await app.register(rateLimit, {
+      global: true,
+      max: (_request, key) => (key.startsWith("ip:") ? options.anonymousMax : options.max),
+      timeWindow: options.windowMs,
+      // A route-level hook, so after the auth hook (the caller is known) but before the body
+      // is parsed or validated: an invalid body counts like any other request.
+      hook: "onRequest",
+      // The x-ratelimit-* headers only on a 429 (beside Retry-After), not on every answer.
+      addHeadersOnExceeding: {
+        "x-ratelimit-limit": false,
+        "x-ratelimit-remaining": false,
+        "x-ratelimit-reset": false,
+      },
+      store: SharedStore,
+      keyGenerator: (request) => {
+        const principal = request.principal;
+        if (principal?.kind === "apiKey") return `key:${principal.tokenId}`;
+        if (principal?.kind === "user") return `user:${principal.userId}`;
+        return `ip:${request.ip}`;
+      },
+      errorResponseBuilder: (_request, context) =>
+        new ApiError("rate_limited", `Too many requests: limit is ${context.max} per ${context.after}; retry later`),
+    });
+  },
+  { name: "rate-limits", dependencies: ["limits"] },
+);
