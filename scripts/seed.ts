@@ -2,6 +2,8 @@
  * Fills a tenant with a realistic catalog and traffic:
  *   npm run seed -- --days 90 --clicks 1000000 [--tenant ten_...] [--seed 42]
  * Without --tenant it fills the demo tenant, creating it (and printing its login) if missing.
+ * --days is at most the raw-event retention (RAW_EVENT_RETENTION_DAYS, 120): an older conversion
+ * is refused (and the retention job would delete it), so a longer span is refused before any work.
  * On the embedded database, stop `npm start` first: PGlite is one process's database, and the
  * seed refuses to open a data directory another process holds (it names that process's pid).
  */
@@ -9,6 +11,7 @@ import { parseArgs } from "node:util";
 import { loadConfig } from "../src/config.js";
 import { DEMO_TENANT, seedDemo } from "../src/features/demo/seed.js";
 import { generateTraffic } from "../src/features/demo/traffic.js";
+import { RAW_EVENT_RETENTION_DAYS } from "../src/features/tracking/retention.js";
 import { systemClock } from "../src/platform/clock.js";
 import { migrate, openDatabase } from "../src/platform/db/index.js";
 
@@ -37,6 +40,11 @@ async function main(): Promise<void> {
     },
   });
   const days = positive("days", values.days, 90);
+  if (days > RAW_EVENT_RETENTION_DAYS) {
+    throw new Error(
+      `--days must be at most ${RAW_EVENT_RETENTION_DAYS} (the raw-event retention: older conversions are refused), got ${days}`,
+    );
+  }
   const clicks = positive("clicks", values.clicks, 100_000);
   const seed = positive("seed", values.seed, Date.now() % 1_000_000_000);
   const config = loadConfig(process.env);

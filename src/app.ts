@@ -34,9 +34,8 @@ import {
   webhookFanOut,
   webhookSettingsRoutes,
 } from "./features/outgoing-webhooks/index.js";
-import { configureReports, reportRoutes, rollupBlocksJob } from "./features/reports/index.js";
+import { reportRoutes, rollupBlocksJob } from "./features/reports/index.js";
 import { settingsRoutes, userRoutes } from "./features/tenants/index.js";
-import { configureConversionTimes } from "./features/tracking/conversion-input.js";
 import type { ClickBufferOptions } from "./features/tracking/index.js";
 import {
   conversionRoutes,
@@ -115,8 +114,6 @@ export async function buildApp(options: AppOptions): Promise<{ app: FastifyInsta
     },
   });
 
-  // The postback reads conversions with these limits too (it passes none of its own).
-  configureConversionTimes({ maxFutureS: config.conversionMaxFutureS });
   const jobs = new JobRegistry();
   // The jobs' statements run without the statement timeout (STATEMENT_TIMEOUT_MS): a fold or a
   // purge may rightly take longer than a request's statement should (docs/limits.md).
@@ -184,7 +181,6 @@ export async function buildApp(options: AppOptions): Promise<{ app: FastifyInsta
   };
 
   await app.register(httpConventions, { jsonMaxDepth: config.jsonMaxDepth });
-  configureReports({ maxWindowDays: config.reportMaxWindowDays });
   // One set of request counters for every way in (app.limits), Redis-backed when REDIS_URL is set.
   await app.register(limiter(rateLimit, config.redisUrl));
   await app.register(metrics, { port: config.metricsPort, key: config.metricsKey, healthKey: config.healthKey });

@@ -408,3 +408,86 @@ describe.runIf(inject("dbKind") === "postgres")("statement timeout (PostgreSQL)"
     }
   });
 });
+
+describe("two apps in one process", () => {
+  // Each app applies its own REPORT_MAX_WINDOW_DAYS and CONVERSION_MAX_FUTURE_S: none is kept in a
+  // module, where the app built last would set it for every app of the process.
+  const apps: { t: TestApp; who: Tenancy; base: string; windowDays: number; futureS: number }[] = [];
+
+  beforeAll(async () => {
+    // Both are built before either answers anything.
+    for (const [windowDays, futureS] of [
+      [30, 30],
+      [60, 600],
+    ] as const) {
+      const t = await startTestApp({
+        env: { REPORT_MAX_WINDOW_DAYS: String(windowDays), CONVERSION_MAX_FUTURE_S: String(futureS) },
+      });
+      t.clock.set(NOW);
+      apps.push({ t, who: await seedTenancy(t, { key: { scopes: ["reports.read"] } }), base: "", windowDays, futureS });
+    }
+    for (const app of apps) app.base = await app.t.app.listen({ host: "127.0.0.1", port: 0 });
+  });
+  afterAll(async () => {
+    for (const { t } of apps) await t.close();
+  });
+
+  it("holds each app's report windows to its own limit, over HTTP, MCP and in its OpenAPI document", async () => {
+    for (const { t, who, base, windowDays } of apps) {
+      const get = (url: string) => t.call({ method: "GET", url, headers: { authorization: who.apiKey } });
+      // 2026-11-26 and the days before it: `windowDays` days fit, one more does not.
+      const from = (days: number) =>
+        new Date(Date.parse("2026-11-26") - (days - 1) * 86_400_000).toISOString().slice(0, 10);
+      const fits = await get(`${PERFORMANCE}?conversionDateFrom=${from(windowDays)}&conversionDateTo=2026-11-26`);
+      expect(fits.statusCode, fits.body).toBe(200);
+      const over = await get(`${ACCOUNTS}?metricsFrom=${from(windowDays + 1)}&metricsTo=2026-11-26`);
+      expect(over.statusCode, over.body).toBe(400);
+      expect(over.json().message).toBe(
+        `metricsTo: the window may span at most ${windowDays} days; metricsFrom to metricsTo spans ${windowDays + 1}`,
+      );
+      const tool = await mcpCall(base, who.apiKey, {
+        report: "link-metrics",
+        metricsFrom: from(windowDays + 1),
+        metricsTo: "2026-11-26",
+      });
+      expect(tool.isError).toBe(true);
+      expect(textOf(tool)).toMatch(new RegExp(`^metricsTo: the window may span at most ${windowDays} days;`));
+      const toolFits = await mcpCall(base, who.apiKey, {
+        report: "link-metrics",
+        metricsFrom: from(windowDays),
+        metricsTo: "2026-11-26",
+      });
+      expect(toolFits.isError, textOf(toolFits)).toBeFalsy();
+      const document = await t.call({ method: "GET", url: "/api/swagger/v1/swagger.json" });
+      expect(document.body).toContain(`A window spans at most ${windowDays} days`);
+    }
+  });
+
+  it("holds each app's conversions to its own skew ahead, over the API and the postback", async () => {
+    for (const { t, who, futureS } of apps) {
+      const tooFar = new Date(Date.parse(NOW) + (futureS + 60) * 1000).toISOString();
+      const within = new Date(Date.parse(NOW) + (futureS - 10) * 1000).toISOString();
+      const message = `occurredAt may be at most ${futureS % 60 === 0 ? `${futureS / 60} minutes` : `${futureS} seconds`} in the future`;
+      const post = (occurredAt: string) =>
+        t.call({
+          method: "POST",
+          url: "/api/v1/conversions",
+          headers: { authorization: who.apiKey },
+          payload: { type: "Signup", occurredAt },
+        });
+      const refused = await post(tooFar);
+      expect(refused.statusCode, refused.body).toBe(400);
+      expect(refused.json().message).toBe(message);
+      expect((await post(within)).statusCode).toBe(201);
+      const postback = (occurredAt: string) =>
+        t.call({
+          method: "GET",
+          url: `/postback/${who.postbackKey}?${new URLSearchParams({ type: "Signup", occurredAt })}`,
+        });
+      const pb = await postback(tooFar);
+      expect(pb.statusCode, pb.body).toBe(400);
+      expect(JSON.parse(pb.body).message).toBe(message);
+      expect((await postback(within)).statusCode).toBe(201);
+    }
+  });
+});

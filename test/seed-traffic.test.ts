@@ -1,5 +1,11 @@
+import { spawn } from "node:child_process";
+import { existsSync } from "node:fs";
+import { mkdtemp, rm } from "node:fs/promises";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { generateTraffic } from "../src/features/demo/traffic.js";
+import { RAW_EVENT_RETENTION_DAYS } from "../src/features/tracking/retention.js";
 import { seedTenancy, startTestApp, type Tenancy, type TestApp } from "./helpers/app.js";
 
 let t: TestApp;
@@ -66,4 +72,52 @@ describe("traffic generator (npm run seed)", () => {
     );
     expect(unattributed.n).toBe(0);
   });
+});
+
+describe("--days and the raw-event retention", () => {
+  it("fills the longest span the seed allows (the retention) without a conversion refused", async () => {
+    const now = new Date("2026-11-21T12:00:00Z");
+    const them = await seedTenancy(t);
+    const summary = await generateTraffic(t.testDb.db, them.tenantId, {
+      days: RAW_EVENT_RETENTION_DAYS,
+      clicks: 1500,
+      now,
+      seed: 11,
+    });
+    expect(summary.clicks).toBe(1500);
+    expect(summary.conversions).toBeGreaterThan(0);
+  });
+
+  it("refuses a longer span in one line naming the limit, exiting 1 before opening the database", async () => {
+    const dir = await mkdtemp(join(tmpdir(), "seed-days-"));
+    const dataDir = join(dir, "data");
+    try {
+      const child = spawn(
+        process.execPath,
+        ["--import", "tsx", "scripts/seed.ts", "--days", String(RAW_EVENT_RETENTION_DAYS + 1), "--clicks", "5"],
+        // A database the seed cannot reach: it must not try.
+        {
+          env: { PATH: process.env.PATH ?? "", DATA_DIR: dataDir, DATABASE_URL: "postgres://nobody@127.0.0.1:1/none" },
+          stdio: ["ignore", "pipe", "pipe"],
+        },
+      );
+      let stdout = "";
+      let stderr = "";
+      child.stdout?.on("data", (chunk: Buffer) => {
+        stdout += chunk.toString();
+      });
+      child.stderr?.on("data", (chunk: Buffer) => {
+        stderr += chunk.toString();
+      });
+      const code = await new Promise<number | null>((resolve) => child.on("exit", (c) => resolve(c)));
+      expect(code, stderr).toBe(1);
+      expect(stdout).toBe("");
+      expect(stderr).toBe(
+        `--days must be at most ${RAW_EVENT_RETENTION_DAYS} (the raw-event retention: older conversions are refused), got ${RAW_EVENT_RETENTION_DAYS + 1}\n`,
+      );
+      expect(existsSync(dataDir)).toBe(false);
+    } finally {
+      await rm(dir, { recursive: true, force: true });
+    }
+  }, 30_000);
 });

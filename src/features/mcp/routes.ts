@@ -88,6 +88,7 @@ export function mcpRoutes(ctx: AppContext) {
           db: ctx.db,
           tenantId,
           now: () => ctx.clock.now(),
+          maxWindowDays: ctx.config.reportMaxWindowDays,
           version: ctx.build.version,
           // The caller sees a generic message; the operator sees the cause.
           log: (error) => request.log.error({ err: error }, "MCP tool failed"),

@@ -2,7 +2,7 @@ import { Server } from "@modelcontextprotocol/sdk/server/index.js";
 import { CallToolRequestSchema, type CallToolResult, ListToolsRequestSchema } from "@modelcontextprotocol/sdk/types.js";
 import type { Queryable } from "../../platform/db/index.js";
 import { ApiError } from "../../platform/http/errors.js";
-import { findReport, REPORTS } from "../reports/index.js";
+import { findReport, REPORTS, type ReportLimits } from "../reports/index.js";
 import { renderData } from "./render.js";
 
 const READ_ONLY = { readOnlyHint: true, destructiveHint: false, idempotentHint: true, openWorldHint: false };
@@ -70,6 +70,7 @@ async function call(
   db: Queryable,
   tenantId: string,
   now: Date,
+  limits: ReportLimits,
   tool: string,
   args: Record<string, unknown>,
 ): Promise<CallToolResult> {
@@ -105,7 +106,7 @@ async function call(
     if (typeof raw !== "object" || raw === null || Array.isArray(raw)) {
       throw ApiError.validation("parameters", "must be an object of parameter names and values");
     }
-    const { data, pagination } = await report.run(db, tenantId, raw as Record<string, unknown>, now);
+    const { data, pagination } = await report.run(db, tenantId, raw as Record<string, unknown>, now, limits);
     return result({ report: report.name, data, pagination }, renderData(data, pagination));
   }
   return toolError(`Unknown tool '${tool}'; tools: ${TOOLS.map((t) => t.name).join(", ")}`);
@@ -127,6 +128,8 @@ export function reportsServer(options: {
   db: Queryable;
   tenantId: string;
   now: () => Date;
+  /** The most UTC days a report window may span: the app's REPORT_MAX_WINDOW_DAYS, as its HTTP routes apply. */
+  maxWindowDays: number;
   version: string;
   log?: (error: unknown) => void;
 }): Server {
@@ -144,6 +147,7 @@ export function reportsServer(options: {
         options.db,
         options.tenantId,
         options.now(),
+        { maxWindowDays: options.maxWindowDays },
         request.params.name,
         request.params.arguments ?? {},
       );

@@ -3,7 +3,7 @@ import { Conditions } from "../../platform/db/paging.js";
 import { containsPattern } from "../../platform/db/search.js";
 import { ApiError } from "../../platform/http/errors.js";
 import { catalogItemOf } from "../catalog/index.js";
-import { dateWindow, dayRange, last30Days, type ParamDef, parseParams, readSort } from "./params.js";
+import { dateWindow, dayRange, last30Days, type ParamDef, parseParams, type ReportLimits, readSort } from "./params.js";
 import { addWindow, chooseRollup, NO_BLOCKS, readBlockState } from "./sources.js";
 import { findStat, STATS, type StatDef, statColumns } from "./stats.js";
 
@@ -126,10 +126,12 @@ export async function runComposite(
   tenantId: string,
   raw: Record<string, unknown>,
   now: Date,
+  limits: ReportLimits,
 ): Promise<{ items: Record<string, unknown>[]; pagination: { offset: number; limit: number; total: number } }> {
   const params = parseParams(kind.params, raw);
-  const metrics = dateWindow(params, ["metricsFrom", "metricsTo"], last30Days(now)) ?? last30Days(now);
-  const comparison = dateWindow(params, ["comparisonFrom", "comparisonTo"], null);
+  const metrics =
+    dateWindow(params, ["metricsFrom", "metricsTo"], last30Days(now), limits.maxWindowDays) ?? last30Days(now);
+  const comparison = dateWindow(params, ["comparisonFrom", "comparisonTo"], null, limits.maxWindowDays);
   const offset = params.offset as number;
   const limit = params.limit as number;
   const { stat, direction } = readOrder(params.sortBy as string | undefined);

@@ -89,21 +89,17 @@ export function parseParams(defs: readonly ParamDef[], raw: Record<string, unkno
   return result;
 }
 
-/** The most days a report, composite or MCP window may span, unless configured otherwise. */
-const DEFAULT_MAX_WINDOW_DAYS = 400;
-
 /**
- * The limits every report reads, set once from the configuration (REPORT_MAX_WINDOW_DAYS) when the
- * app is built: the HTTP routes and the MCP tools run the same reports, so both see the same limit.
+ * The limits a report applies, from the configuration of the app running it (REPORT_MAX_WINDOW_DAYS):
+ * the HTTP routes and the MCP tools pass the same ones, so both refuse the same windows.
  */
-const limits = { maxWindowDays: DEFAULT_MAX_WINDOW_DAYS };
-
-export function configureReports(options: { maxWindowDays: number }): void {
-  limits.maxWindowDays = options.maxWindowDays;
+export interface ReportLimits {
+  /** The most UTC days a window may touch. */
+  maxWindowDays: number;
 }
 
-/** The most days a window may span, as configured. */
-export const maxWindowDays = (): number => limits.maxWindowDays;
+/** REPORT_MAX_WINDOW_DAYS's default: what a report runs with when its caller passes no limits. */
+export const DEFAULT_REPORT_LIMITS: Readonly<ReportLimits> = Object.freeze({ maxWindowDays: 400 });
 
 /** The whole UTC days from..to touches (both inclusive). */
 function daysSpanned(window: { from: Date; to: Date }): number {
@@ -114,13 +110,14 @@ function daysSpanned(window: { from: Date; to: Date }): number {
  * A from/to pair, both inclusive, from not after to. With `fallback` (a default window), a
  * missing end takes its default: `to` today, `from` 29 days before `to` (never before the
  * earliest date a parameter may name). Without one, both ends or neither must be given. A window
- * may touch at most REPORT_MAX_WINDOW_DAYS UTC days: what a report reads grows with its days,
+ * may touch at most `maxWindowDays` (REPORT_MAX_WINDOW_DAYS) UTC days: what a report reads grows with its days,
  * so a longer one is refused, naming the window's last parameter and the limit.
  */
 export function dateWindow(
   params: Record<string, ParamValue>,
   names: [string, string],
   fallback: { from: Date; to: Date } | null,
+  maxWindowDays: number,
 ): { from: Date; to: Date } | null {
   let from = params[names[0]] as Date | undefined;
   let to = params[names[1]] as Date | undefined;
@@ -137,10 +134,10 @@ export function dateWindow(
   from ??= new Date(Math.max(startOfDay(to).getTime() - 29 * DAY_MS, EARLIEST_INSTANT.getTime()));
   if (from > to) throw ApiError.validation(names[1], `must not be before ${names[0]}`);
   const days = daysSpanned({ from, to });
-  if (days > limits.maxWindowDays) {
+  if (days > maxWindowDays) {
     throw ApiError.invalid(
       names[1],
-      `${names[1]}: the window may span at most ${limits.maxWindowDays} days; ${names[0]} to ${names[1]} spans ${days}`,
+      `${names[1]}: the window may span at most ${maxWindowDays} days; ${names[0]} to ${names[1]} spans ${days}`,
     );
   }
   return { from, to };

@@ -3,7 +3,16 @@ import { Conditions } from "../../platform/db/paging.js";
 import { ApiError } from "../../platform/http/errors.js";
 import type { CONVERSION_TYPES } from "../tracking/index.js";
 import { DAY_ROWS } from "../tracking/rollups.js";
-import { dateWindow, dayRange, last30Days, type ParamDef, type ParamValue, parseParams, readSort } from "./params.js";
+import {
+  dateWindow,
+  dayRange,
+  last30Days,
+  type ParamDef,
+  type ParamValue,
+  parseParams,
+  type ReportLimits,
+  readSort,
+} from "./params.js";
 import { addWindow, chooseRollup, NO_BLOCKS, readBlockState, type WindowRows } from "./sources.js";
 import { AS_IS, findStat, MEASURES, STATS, type StatDef, SUMMED, statColumns } from "./stats.js";
 
@@ -376,6 +385,7 @@ export async function runPerformance(
   tenantId: string,
   raw: Record<string, unknown>,
   now: Date,
+  limits: ReportLimits,
 ): Promise<PerformanceResult> {
   const params: Record<string, ParamValue> = parseParams(PERFORMANCE_PARAMS, raw);
   const fields = pick(
@@ -386,7 +396,9 @@ export async function runPerformance(
   );
   const requested = pick(params.stats as string[] | undefined, findStat, "stats", "stat");
   const stats = requested.length > 0 ? requested : STATS;
-  const window = dateWindow(params, ["conversionDateFrom", "conversionDateTo"], last30Days(now)) ?? last30Days(now);
+  const window =
+    dateWindow(params, ["conversionDateFrom", "conversionDateTo"], last30Days(now), limits.maxWindowDays) ??
+    last30Days(now);
   const [fromDay, toDay] = dayRange(window);
   const offset = params.offset as number;
   const limit = params.limit as number;

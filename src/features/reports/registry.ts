@@ -1,6 +1,6 @@
 import type { Queryable } from "../../platform/db/index.js";
 import { ACCOUNT_METRICS, LINK_METRICS, runComposite } from "./composites.js";
-import type { ParamDef } from "./params.js";
+import { DEFAULT_REPORT_LIMITS, type ParamDef, type ReportLimits } from "./params.js";
 import { FIELDS, PERFORMANCE_PARAMS, runPerformance } from "./performance.js";
 import { STATS } from "./stats.js";
 
@@ -22,7 +22,17 @@ export interface ReportDefinition {
   parameters: ParamDef[];
   fields: { name: string; description: string }[];
   stats: { name: string; aliases: string[]; description: string }[];
-  run(db: Queryable, tenantId: string, params: Record<string, unknown>, now: Date): Promise<ReportResult>;
+  /**
+   * Runs the report. `limits` come from the configuration of the app asking (the HTTP route, the
+   * MCP tool); without them, REPORT_MAX_WINDOW_DAYS's default applies.
+   */
+  run(
+    db: Queryable,
+    tenantId: string,
+    params: Record<string, unknown>,
+    now: Date,
+    limits?: ReportLimits,
+  ): Promise<ReportResult>;
 }
 
 const describeStats = (filter: (s: (typeof STATS)[number]) => boolean = () => true) =>
@@ -39,7 +49,8 @@ export const REPORTS: ReportDefinition[] = [
     parameters: PERFORMANCE_PARAMS,
     fields: FIELDS.map(({ name, description }) => ({ name, description })),
     stats: describeStats(),
-    run: (db, tenantId, params, now) => runPerformance(db, tenantId, params, now),
+    run: (db, tenantId, params, now, limits = DEFAULT_REPORT_LIMITS) =>
+      runPerformance(db, tenantId, params, now, limits),
   },
   {
     name: "account-metrics",
@@ -51,8 +62,8 @@ export const REPORTS: ReportDefinition[] = [
     parameters: ACCOUNT_METRICS.params,
     fields: [],
     stats: describeStats(),
-    run: async (db, tenantId, params, now) => {
-      const { items, pagination } = await runComposite(db, ACCOUNT_METRICS, tenantId, params, now);
+    run: async (db, tenantId, params, now, limits = DEFAULT_REPORT_LIMITS) => {
+      const { items, pagination } = await runComposite(db, ACCOUNT_METRICS, tenantId, params, now, limits);
       return { data: items, pagination };
     },
   },
@@ -66,8 +77,8 @@ export const REPORTS: ReportDefinition[] = [
     parameters: LINK_METRICS.params,
     fields: [],
     stats: describeStats(),
-    run: async (db, tenantId, params, now) => {
-      const { items, pagination } = await runComposite(db, LINK_METRICS, tenantId, params, now);
+    run: async (db, tenantId, params, now, limits = DEFAULT_REPORT_LIMITS) => {
+      const { items, pagination } = await runComposite(db, LINK_METRICS, tenantId, params, now, limits);
       return { data: items, pagination };
     },
   },

@@ -4,11 +4,11 @@ import type { AppContext } from "../../context.js";
 import { errorResponses, Pagination } from "../../platform/http/envelope.js";
 import { callerOf } from "../auth/index.js";
 import { RESOURCE_BY_TABLE } from "../catalog/index.js";
-import { maxWindowDays, type ParamDef } from "./params.js";
+import type { ParamDef, ReportLimits } from "./params.js";
 import { REPORTS, type ReportDefinition } from "./registry.js";
 import { STATS } from "./stats.js";
 
-function paramSchema(def: ParamDef): TSchema {
+function paramSchema(def: ParamDef, limits: ReportLimits): TSchema {
   const description = def.description;
   switch (def.kind) {
     case "list":
@@ -16,7 +16,7 @@ function paramSchema(def: ParamDef): TSchema {
     case "date":
       return Type.String({
         examples: ["2026-11-01"],
-        description: `A date (whole UTC day) or a date-time, from 0001-01-01 to 9999-12-31. ${description}. A window spans at most ${maxWindowDays()} days`,
+        description: `A date (whole UTC day) or a date-time, from 0001-01-01 to 9999-12-31. ${description}. A window spans at most ${limits.maxWindowDays} days`,
       });
     case "integer":
       return Type.Integer({
@@ -37,10 +37,11 @@ function paramSchema(def: ParamDef): TSchema {
  * The query schema the OpenAPI document shows, made from the registry's parameters. No
  * `default`s: the validator would write them into the query, over a value parseParams reads.
  */
-function querySchema(report: ReportDefinition) {
-  return Type.Object(Object.fromEntries(report.parameters.map((def) => [def.name, Type.Optional(paramSchema(def))])), {
-    additionalProperties: false,
-  });
+function querySchema(report: ReportDefinition, limits: ReportLimits) {
+  return Type.Object(
+    Object.fromEntries(report.parameters.map((def) => [def.name, Type.Optional(paramSchema(def, limits))])),
+    { additionalProperties: false },
+  );
 }
 
 const Metrics = Type.Object(
@@ -70,6 +71,8 @@ const DATA: Record<string, TSchema> = {
 
 /** One GET route per registered report. */
 export function reportRoutes(ctx: AppContext): FastifyPluginAsyncTypebox {
+  // This app's limits (REPORT_MAX_WINDOW_DAYS): another app in the same process may have others.
+  const limits: ReportLimits = { maxWindowDays: ctx.config.reportMaxWindowDays };
   return async (app) => {
     for (const report of REPORTS) {
       app.get(
@@ -83,7 +86,7 @@ export function reportRoutes(ctx: AppContext): FastifyPluginAsyncTypebox {
             tags: ["Reports"],
             summary: report.title,
             description: report.description,
-            querystring: querySchema(report),
+            querystring: querySchema(report, limits),
             response: {
               200: Type.Object({
                 code: Type.String(),
@@ -101,6 +104,7 @@ export function reportRoutes(ctx: AppContext): FastifyPluginAsyncTypebox {
             callerOf(request).tenantId,
             request.query as Record<string, unknown>,
             ctx.clock.now(),
+            limits,
           );
           return { code: "ok", message: "OK", ...result };
         },

@@ -56,14 +56,12 @@ export interface ConversionTimeLimits {
   maxFutureS: number;
 }
 
-let configuredLimits: ConversionTimeLimits = { maxFutureS: 300 };
+/** CONVERSION_MAX_FUTURE_S's default: the limits readConversion applies when its caller passes none. */
+export const DEFAULT_CONVERSION_TIME_LIMITS: Readonly<ConversionTimeLimits> = Object.freeze({ maxFutureS: 300 });
 
-/**
- * Sets the limits readConversion applies when its caller passes none (the postback, the demo
- * traffic): done once by buildApp from the configuration.
- */
-export function configureConversionTimes(limits: ConversionTimeLimits): void {
-  configuredLimits = { ...limits };
+/** The limits an app's configuration sets: its API and its postback pass these to readConversion. */
+export function conversionTimeLimits(config: { conversionMaxFutureS: number }): ConversionTimeLimits {
+  return { maxFutureS: config.conversionMaxFutureS };
 }
 
 const describeSeconds = (seconds: number) =>
@@ -130,14 +128,15 @@ function readTime(raw: unknown, path: string, now: Date, limits: ConversionTimeL
 }
 
 /**
- * Checks one conversion; `prefix` is prepended to paths (`items[2].`). `limits` default to the
- * configured ones (configureConversionTimes).
+ * Checks one conversion; `prefix` is prepended to paths (`items[2].`). `limits` are the app's
+ * (conversionTimeLimits(ctx.config)); without them (the demo traffic, dated in the past), the
+ * defaults apply.
  */
 export function readConversion(
   input: ConversionInput,
   prefix: string,
   now: Date,
-  limits: ConversionTimeLimits = configuredLimits,
+  limits: ConversionTimeLimits = DEFAULT_CONVERSION_TIME_LIMITS,
 ): ValidConversion {
   const type = optionalText(input.type, `${prefix}type`, 40);
   if (type === null) throw new ConversionInputError(`${prefix}type`, "is required");

@@ -9,6 +9,7 @@ import {
   type ConversionInput,
   ConversionInputError,
   type ConversionTimeLimits,
+  conversionTimeLimits,
   readConversion,
   type ValidConversion,
 } from "./conversion-input.js";
@@ -42,6 +43,8 @@ export function readConversions(
 
 /** POST/GET /conversions: conversions recorded by API, one or a batch, and read back. */
 export function conversionRoutes(ctx: AppContext, tracking: Tracking): FastifyPluginAsyncTypebox {
+  // This app's CONVERSION_MAX_FUTURE_S: another app in the same process may have another.
+  const limits = conversionTimeLimits(ctx.config);
   return async (app) => {
     app.post(
       "/conversions",
@@ -69,9 +72,7 @@ export function conversionRoutes(ctx: AppContext, tracking: Tracking): FastifyPl
           throw ApiError.validation(Object.keys(single)[0] ?? "items", "must not be sent beside items");
         }
         if (!batch && single.type === undefined) throw ApiError.validation("type", "is required");
-        const valid = readConversions(batch ? items : [single], batch, ctx.clock.now(), {
-          maxFutureS: ctx.config.conversionMaxFutureS,
-        });
+        const valid = readConversions(batch ? items : [single], batch, ctx.clock.now(), limits);
         const recorded = await tracking.recordConversions(tenantId, valid);
         const answers = recorded.map((r) => ({ ...r.conversion, duplicate: r.duplicate }));
         const created = answers.filter((a) => !a.duplicate).length;

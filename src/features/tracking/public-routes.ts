@@ -6,7 +6,12 @@ import { toApiError } from "../../platform/http/conventions.js";
 import { NullableString } from "../../platform/http/nullable.js";
 import { limitText, type Verdict } from "../../platform/http/rate-limit.js";
 import { clickRoute } from "./click-route.js";
-import { type ConversionInput, ConversionInputError, readConversion } from "./conversion-input.js";
+import {
+  type ConversionInput,
+  ConversionInputError,
+  conversionTimeLimits,
+  readConversion,
+} from "./conversion-input.js";
 import { recordPageView, waitForRecentClick } from "./page-views.js";
 import type { Tracking } from "./tracking.js";
 
@@ -93,6 +98,8 @@ export function trackingPublicRoutes(ctx: AppContext, tracking: Tracking) {
 
     clickRoute(app, { cache: tracking.cache, clicks: tracking.clicks, clock: ctx.clock });
 
+    // The API's limits (CONVERSION_MAX_FUTURE_S): a postback's occurredAt is held to the same rules.
+    const timeLimits = conversionTimeLimits(ctx.config);
     const postback = async (key: string, fields: ConversionInput, reply: FastifyReply): Promise<FastifyReply> => {
       const [tenant] = await ctx.db.query<{ id: string }>("select id from tenants where postback_key_hash = $1", [
         sha256Hex(key),
@@ -100,7 +107,7 @@ export function trackingPublicRoutes(ctx: AppContext, tracking: Tracking) {
       if (!tenant) return refuse(reply, 404, "Unknown postback key");
       let item: ReturnType<typeof readConversion>;
       try {
-        item = readConversion(fields, "", ctx.clock.now());
+        item = readConversion(fields, "", ctx.clock.now(), timeLimits);
       } catch (error) {
         if (error instanceof ConversionInputError) return refuse(reply, 400, error.message);
         throw error;
