@@ -556,6 +556,16 @@ describe("admin surface", () => {
       expect(slots.size).toBe(3);
     });
 
+    it("refuses to run a job as of an instant its day arithmetic cannot hold, naming now", async () => {
+      for (const now of ["0001-01-01T00:00:00Z", "1969-12-31T23:59:59Z", "9999-12-31T00:00:00Z"]) {
+        const res = await admin({ method: "POST", url: "/api/admin/jobs/rollup-blocks/run", payload: { now } });
+        expect(res.statusCode, res.body).toBe(400);
+        expect(res.json().data.errors).toEqual([{ path: "now", message: expect.stringContaining("1970-01-01") }]);
+      }
+      const later = await admin({ method: "POST", url: "/api/admin/jobs/rollup-blocks/run", payload: {} });
+      expect(later.statusCode, later.body).toBe(200);
+    });
+
     it("answers 404 naming the known jobs for an unknown job, and 400 for a bad instant", async () => {
       const res = await admin({ method: "POST", url: "/api/admin/jobs/no-such-job/run", payload: {} });
       expect(res.statusCode).toBe(404);

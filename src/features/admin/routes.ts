@@ -45,6 +45,9 @@ const security = [{ adminKey: [] }];
  * The admin key check, as an onRequest hook: the admin routes and the admin OpenAPI document
  * (which maps the whole operator surface) are both behind it.
  */
+const EARLIEST_JOB_INSTANT = new Date("1970-01-01T00:00:00Z");
+const LATEST_JOB_INSTANT = new Date("9000-12-31T23:59:59.999Z");
+
 export function adminKeyGuard(
   _ctx: AppContext,
   adminKey: string,
@@ -241,6 +244,11 @@ export function adminRoutes(ctx: AppContext, adminKey: string): FastifyPluginAsy
           throw new ApiError("not_found", `Unknown job '${request.params.name}'; known jobs: ${known.join(", ")}`);
         }
         const now = request.body?.now ? new Date(request.body.now) : ctx.clock.now();
+        // The jobs count days and 64-day epochs from 1970; an instant outside this span has no
+        // meaning for them (a run in year 1 would write days before the epoch).
+        if (now < EARLIEST_JOB_INSTANT || now > LATEST_JOB_INSTANT) {
+          throw ApiError.validation("now", "must be from 1970-01-01 to 9000-12-31 (UTC)");
+        }
         const result = await runJob(ctx.db, job, {
           slot: `manual:${newId("run")}`,
           manual: true,
