@@ -1,4 +1,4 @@
 export { foldRollupBlocks, rollupBlocksJob } from "./blocks.js";
-export { DEFAULT_REPORT_LIMITS, type ReportLimits } from "./params.js";
+export type { ReportLimits } from "./params.js";
 export { findReport, REPORTS } from "./registry.js";
 export { reportRoutes } from "./routes.js";
