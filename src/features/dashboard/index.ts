@@ -1,0 +1,1 @@
+export { DASHBOARD_CSP, dashboardRoutes } from "./routes.js";

@@ -1,0 +1,47 @@
+/** Reports count whole UTC days: ranges here are UTC calendar days, as YYYY-MM-DD. */
+const DAY_MS = 86_400_000;
+const DATE = /^\d{4}-\d{2}-\d{2}$/;
+
+export interface DayRange {
+  from: string;
+  to: string;
+}
+
+const toDay = (ms: number) => new Date(ms).toISOString().slice(0, 10);
+const msOf = (day: string) => Date.parse(`${day}T00:00:00Z`);
+
+/** A calendar day as YYYY-MM-DD (2026-02-31 is not one). */
+export function isDay(value: unknown): value is string {
+  if (typeof value !== "string" || !DATE.test(value)) return false;
+  const ms = msOf(value);
+  return !Number.isNaN(ms) && toDay(ms) === value;
+}
+
+export function today(now = Date.now()): string {
+  return toDay(now);
+}
+
+/** The last `days` days, today included. */
+export function lastDays(days: number, now = Date.now()): DayRange {
+  const to = today(now);
+  return { from: toDay(msOf(to) - (days - 1) * DAY_MS), to };
+}
+
+/** Days in the range, both ends included. */
+export function lengthInDays(range: DayRange): number {
+  return Math.round((msOf(range.to) - msOf(range.from)) / DAY_MS) + 1;
+}
+
+/** The period of the same length that ends the day before `range` starts. */
+export function previousPeriod(range: DayRange): DayRange {
+  const days = lengthInDays(range);
+  const to = msOf(range.from) - DAY_MS;
+  return { from: toDay(to - (days - 1) * DAY_MS), to: toDay(to) };
+}
+
+/** Every day of the range, in order. */
+export function daysOf(range: DayRange): string[] {
+  const out: string[] = [];
+  for (let ms = msOf(range.from); ms <= msOf(range.to); ms += DAY_MS) out.push(toDay(ms));
+  return out;
+}

@@ -1,0 +1,58 @@
+import { useQuery } from "@tanstack/react-query";
+import { Link } from "@tanstack/react-router";
+import { api, unwrap } from "../api/client";
+import { ErrorState, Loading } from "../components/states";
+import { formatDateTime } from "../format";
+import { issueRoute } from "../router";
+
+const show = (value: unknown) =>
+  value === null ? "never" : typeof value === "object" ? JSON.stringify(value) : String(value);
+
+/** One issue (GET /api/v1/issues/{id}): what it is about and its details. */
+export function IssuePage() {
+  const { issueId } = issueRoute.useParams();
+  const issue = useQuery({
+    queryKey: ["issue", issueId],
+    queryFn: async () => (await unwrap(api.GET("/api/v1/issues/{id}", { params: { path: { id: issueId } } }))).data,
+  });
+  const data = issue.data;
+  const facts: [string, string][] = data
+    ? [
+        ["Status", data.status],
+        ["Subject", `${data.subject.type.replace(/_/g, " ")} ${data.subject.name} (${data.subject.id})`],
+        ["Opened", formatDateTime(data.openedAt)],
+        ["Updated", formatDateTime(data.updatedAt)],
+        ...(data.closedAt ? [["Closed", formatDateTime(data.closedAt)] as [string, string]] : []),
+        ...Object.entries(data.details).map(([key, value]): [string, string] => [key, show(value)]),
+      ]
+    : [];
+  return (
+    <>
+      <p className="breadcrumb">
+        <Link to="/">Overview</Link> / Issue
+      </p>
+      {issue.isPending ? (
+        <Loading label="Loading the issue…" />
+      ) : issue.isError ? (
+        <>
+          <h1>Issue</h1>
+          <ErrorState error={issue.error} onRetry={() => void issue.refetch()} />
+        </>
+      ) : (
+        <article className="panel">
+          <h1>
+            <span className={`badge ${issue.data.severity}`}>{issue.data.severity}</span> {issue.data.title}
+          </h1>
+          <dl className="facts">
+            {facts.map(([term, value]) => (
+              <div key={term} className="fact">
+                <dt>{term}</dt>
+                <dd>{value}</dd>
+              </div>
+            ))}
+          </dl>
+        </article>
+      )}
+    </>
+  );
+}

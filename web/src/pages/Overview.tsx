@@ -1,0 +1,282 @@
+import { useQuery } from "@tanstack/react-query";
+import { Link, useNavigate } from "@tanstack/react-router";
+import { type FormEvent, lazy, Suspense, useEffect, useState } from "react";
+import { api, unwrap } from "../api/client";
+import { Empty, ErrorState, Loading } from "../components/states";
+import { type DayRange, daysOf, isDay, lastDays, lengthInDays, previousPeriod } from "../dates";
+import { formatAmount, formatChange, formatDateTime, formatInteger, formatPercent } from "../format";
+import { useMe } from "../me";
+import { overviewRoute } from "../router";
+
+// ECharts is the largest dependency: it loads beside the figures, not before them.
+const DailyChart = lazy(() => import("../components/DailyChart"));
+
+const PRESETS = [7, 30, 90] as const;
+const DEFAULT_DAYS = 30;
+const STATS = ["clicks", "signups", "commission", "conversionRate"] as const;
+type Stat = (typeof STATS)[number];
+type Totals = Record<Stat, number>;
+
+const CARDS: { stat: Stat; label: string; hint: string; format: (n: number) => string }[] = [
+  { stat: "clicks", label: "Clicks", hint: "bots excluded", format: formatInteger },
+  { stat: "signups", label: "Conversions", hint: "signups", format: formatInteger },
+  { stat: "commission", label: "Revenue", hint: "commission", format: formatAmount },
+  { stat: "conversionRate", label: "Conversion rate", hint: "signups / clicks", format: formatPercent },
+];
+
+const num = (value: unknown) => (typeof value === "number" ? value : Number(value ?? 0) || 0);
+
+/** The performance report's totals over a range (no breakdown: one row, or none without traffic). */
+async function totals(range: DayRange): Promise<Totals> {
+  const answer = await unwrap(
+    api.GET("/api/v1/reports/events/performance", {
+      params: { query: { stats: STATS.join(","), conversionDateFrom: range.from, conversionDateTo: range.to } },
+    }),
+  );
+  const row = Array.isArray(answer.data) ? (answer.data[0] ?? {}) : {};
+  return Object.fromEntries(STATS.map((s) => [s, num((row as Record<string, unknown>)[s])])) as Totals;
+}
+
+interface DailyPoint {
+  day: string;
+  clicks: number;
+  signups: number;
+}
+
+/** Clicks and signups per UTC day; days without traffic are zero (the report leaves them out). */
+async function daily(range: DayRange): Promise<DailyPoint[]> {
+  const answer = await unwrap(
+    api.GET("/api/v1/reports/events/performance", {
+      params: {
+        query: {
+          fields: "date",
+          stats: "clicks,signups",
+          conversionDateFrom: range.from,
+          conversionDateTo: range.to,
+          limit: 999,
+        },
+      },
+    }),
+  );
+  const byDay = new Map<string, Record<string, unknown>>();
+  if (Array.isArray(answer.data)) for (const row of answer.data) byDay.set(String(row.date), row);
+  return daysOf(range).map((day) => ({
+    day,
+    clicks: num(byDay.get(day)?.clicks),
+    signups: num(byDay.get(day)?.signups),
+  }));
+}
+
+function describeRange(range: DayRange): string {
+  return range.from === range.to ? range.from : `${range.from} to ${range.to}`;
+}
+
+export function Overview() {
+  const search = overviewRoute.useSearch();
+  const range: DayRange = search.from && search.to ? { from: search.from, to: search.to } : lastDays(DEFAULT_DAYS);
+  const previous = previousPeriod(range);
+  const current = useQuery({ queryKey: ["totals", range], queryFn: () => totals(range) });
+  const before = useQuery({ queryKey: ["totals", previous], queryFn: () => totals(previous) });
+  const days = useQuery({ queryKey: ["daily", range], queryFn: () => daily(range) });
+
+  return (
+    <>
+      <div className="page-head">
+        <h1>Overview</h1>
+        <RangePicker range={range} />
+      </div>
+      <p className="muted" id="period">
+        {describeRange(range)} (UTC, {lengthInDays(range)} days), compared with {describeRange(previous)}.
+      </p>
+
+      <section aria-labelledby="figures-title">
+        <h2 id="figures-title" className="visually-hidden">
+          Figures
+        </h2>
+        {current.isError ? (
+          <ErrorState error={current.error} onRetry={() => void current.refetch()} />
+        ) : (
+          <ul className="cards">
+            {CARDS.map((card) => {
+              const value = current.data?.[card.stat];
+              const prev = before.data?.[card.stat];
+              const delta = value !== undefined && prev !== undefined ? formatChange(value, prev) : null;
+              return (
+                <li
+                  key={card.stat}
+                  className="card"
+                  data-stat={card.stat}
+                  data-value={value ?? ""}
+                  data-previous={prev ?? ""}
+                >
+                  <h3 className="card-label">
+                    {card.label} <span className="card-hint">{card.hint}</span>
+                  </h3>
+                  {value === undefined ? (
+                    <p className="card-value loading" aria-busy="true">
+                      …
+                    </p>
+                  ) : (
+                    <p className="card-value">{card.format(value)}</p>
+                  )}
+                  <p className="card-compare">
+                    {prev === undefined ? (
+                      before.isError ? (
+                        "previous period unavailable"
+                      ) : (
+                        "\u00a0"
+                      )
+                    ) : (
+                      <>
+                        {delta && (
+                          <>
+                            <span className={delta.startsWith("-") ? "down" : delta.startsWith("+") ? "up" : ""}>
+                              {delta}
+                            </span>{" "}
+                          </>
+                        )}
+                        vs {card.format(prev)} before
+                      </>
+                    )}
+                  </p>
+                </li>
+              );
+            })}
+          </ul>
+        )}
+      </section>
+
+      <div className="panels">
+        <section className="panel" aria-labelledby="daily-title">
+          <h2 id="daily-title">Daily clicks and conversions</h2>
+          {days.isPending ? (
+            <Loading label="Loading the daily figures…" />
+          ) : days.isError ? (
+            <ErrorState error={days.error} onRetry={() => void days.refetch()} />
+          ) : days.data.every((d) => d.clicks === 0 && d.signups === 0) ? (
+            <Empty>No clicks or conversions in this period.</Empty>
+          ) : (
+            <Suspense fallback={<Loading label="Loading the chart…" />}>
+              <DailyChart points={days.data} />
+            </Suspense>
+          )}
+        </section>
+        <OpenIssues />
+      </div>
+    </>
+  );
+}
+
+function RangePicker({ range }: { range: DayRange }) {
+  const navigate = useNavigate();
+  const [from, setFrom] = useState(range.from);
+  const [to, setTo] = useState(range.to);
+  const [error, setError] = useState<string | null>(null);
+  useEffect(() => {
+    setFrom(range.from);
+    setTo(range.to);
+  }, [range.from, range.to]);
+
+  function apply(event: FormEvent) {
+    event.preventDefault();
+    if (!isDay(from) || !isDay(to)) return setError("Enter both dates.");
+    if (from > to) return setError("The start date must be on or before the end date.");
+    setError(null);
+    void navigate({ to: "/", search: { from, to } });
+  }
+
+  return (
+    <div className="range">
+      <ul className="presets" aria-label="Date range presets">
+        {PRESETS.map((n) => {
+          const preset = lastDays(n);
+          const active = preset.from === range.from && preset.to === range.to;
+          return (
+            <li key={n}>
+              <Link
+                to="/"
+                search={preset}
+                className={active ? "chip active" : "chip"}
+                aria-current={active ? "true" : undefined}
+              >
+                Last {n} days
+              </Link>
+            </li>
+          );
+        })}
+      </ul>
+      <form className="custom-range" onSubmit={apply} noValidate>
+        <div className="field inline">
+          <label htmlFor="range-from">From</label>
+          <input id="range-from" type="date" value={from} max={to} onChange={(e) => setFrom(e.target.value)} />
+        </div>
+        <div className="field inline">
+          <label htmlFor="range-to">To</label>
+          <input id="range-to" type="date" value={to} min={from} onChange={(e) => setTo(e.target.value)} />
+        </div>
+        <button type="submit" className="button secondary">
+          Apply
+        </button>
+        {error && (
+          <p className="field-error" role="alert">
+            {error}
+          </p>
+        )}
+      </form>
+    </div>
+  );
+}
+
+const SEVERITY_ORDER = { critical: 0, error: 1, warning: 2 } as const;
+
+function OpenIssues() {
+  const me = useMe();
+  // Issues need account.admin: a person without it is not offered the panel at all.
+  const allowed = me.data?.permissions.includes("account.admin") ?? false;
+  const issues = useQuery({
+    queryKey: ["issues", "open"],
+    queryFn: async () => unwrap(api.GET("/api/v1/issues", { params: { query: { status: "open", limit: 10 } } })),
+    enabled: allowed,
+  });
+  if (me.isSuccess && !allowed) return null;
+  return (
+    <section className="panel" aria-labelledby="issues-title">
+      <h2 id="issues-title">Open issues</h2>
+      {me.isError ? (
+        <ErrorState error={me.error} onRetry={() => void me.refetch()} />
+      ) : issues.isPending ? (
+        <Loading label="Loading the open issues…" />
+      ) : issues.isError ? (
+        <ErrorState error={issues.error} onRetry={() => void issues.refetch()} />
+      ) : issues.data.data.length === 0 ? (
+        <Empty>No open issues: everything is running.</Empty>
+      ) : (
+        <>
+          <ul className="issues">
+            {[...issues.data.data]
+              .sort((a, b) => SEVERITY_ORDER[a.severity] - SEVERITY_ORDER[b.severity])
+              .map((issue) => (
+                <li key={issue.id} className="issue">
+                  <span className={`badge ${issue.severity}`}>{issue.severity}</span>
+                  <div>
+                    <Link to="/issues/$issueId" params={{ issueId: issue.id }}>
+                      {issue.title}
+                    </Link>
+                    <p className="muted small">
+                      {issue.subject.type.replace(/_/g, " ")} {issue.subject.name}, opened{" "}
+                      {formatDateTime(issue.openedAt)}
+                    </p>
+                  </div>
+                </li>
+              ))}
+          </ul>
+          {(issues.data.pagination?.total ?? 0) > issues.data.data.length && (
+            <p className="muted small">
+              {issues.data.data.length} of {issues.data.pagination?.total} open issues shown.
+            </p>
+          )}
+        </>
+      )}
+    </section>
+  );
+}

@@ -1,0 +1,107 @@
+import { useQueryClient } from "@tanstack/react-query";
+import { useNavigate } from "@tanstack/react-router";
+import { type FormEvent, useState } from "react";
+import { ApiFailure, api, unwrap } from "../api/client";
+import { messageOf } from "../components/states";
+import { signInRoute } from "../router";
+import { session } from "../session";
+
+const REASONS = {
+  expired: "Your session has expired or was revoked. Sign in again to continue.",
+  "signed-out": "You have signed out.",
+} as const;
+
+export function SignIn() {
+  const { reason, next } = signInRoute.useSearch();
+  const navigate = useNavigate();
+  const queryClient = useQueryClient();
+  const [email, setEmail] = useState("");
+  const [password, setPassword] = useState("");
+  const [pending, setPending] = useState(false);
+  const [error, setError] = useState<{ message: string; fields: Record<string, string> } | null>(null);
+
+  async function submit(event: FormEvent) {
+    event.preventDefault();
+    setPending(true);
+    setError(null);
+    try {
+      const answer = await unwrap(api.POST("/api/v1/auth", { body: { email, password } }));
+      queryClient.clear();
+      session.signIn(answer.data.token, answer.data.expiresAt);
+      await navigate({ to: next ?? "/" });
+    } catch (failure) {
+      // The API's own message, next to the field it names when it names one.
+      const fields: Record<string, string> = {};
+      if (failure instanceof ApiFailure) {
+        for (const e of failure.fieldErrors) fields[e.path.replace(/^\//, "")] = e.message;
+      }
+      setError({ message: messageOf(failure), fields });
+      setPending(false);
+    }
+  }
+
+  const fieldError = (name: string) => error?.fields[name];
+  return (
+    <main id="main" className="signin">
+      <div className="signin-card">
+        <h1>
+          <img src="/favicon.svg" alt="" width="28" height="28" /> Sign in
+        </h1>
+        <p className="muted">Tracking platform dashboard</p>
+        {reason && !error && (
+          <p className={reason === "expired" ? "notice warning" : "notice"} role="status">
+            {REASONS[reason]}
+          </p>
+        )}
+        {error && (
+          <p className="notice error" role="alert">
+            {error.message}
+          </p>
+        )}
+        <form onSubmit={submit} noValidate>
+          <div className="field">
+            <label htmlFor="email">Email</label>
+            <input
+              id="email"
+              name="email"
+              type="email"
+              autoComplete="username"
+              required
+              value={email}
+              onChange={(e) => setEmail(e.target.value)}
+              aria-invalid={fieldError("email") ? true : undefined}
+              aria-describedby={fieldError("email") ? "email-error" : undefined}
+            />
+            {fieldError("email") && (
+              <p id="email-error" className="field-error">
+                {fieldError("email")}
+              </p>
+            )}
+          </div>
+          <div className="field">
+            <label htmlFor="password">Password</label>
+            <input
+              id="password"
+              name="password"
+              type="password"
+              autoComplete="current-password"
+              required
+              value={password}
+              onChange={(e) => setPassword(e.target.value)}
+              aria-invalid={fieldError("password") ? true : undefined}
+              aria-describedby={fieldError("password") ? "password-error" : undefined}
+            />
+            {fieldError("password") && (
+              <p id="password-error" className="field-error">
+                {fieldError("password")}
+              </p>
+            )}
+          </div>
+          <button type="submit" className="button primary wide" disabled={pending}>
+            {pending ? "Signing in…" : "Sign in"}
+          </button>
+        </form>
+      </div>
+    </main>
+  );
+}

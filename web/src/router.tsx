@@ -1,0 +1,85 @@
+import { QueryClient } from "@tanstack/react-query";
+import { createRootRoute, createRoute, createRouter, Outlet, redirect } from "@tanstack/react-router";
+import { ApiFailure } from "./api/client";
+import { isDay } from "./dates";
+import { IssuePage } from "./pages/IssuePage";
+import { Layout } from "./pages/Layout";
+import { NotFound } from "./pages/NotFound";
+import { Overview } from "./pages/Overview";
+import { SignIn } from "./pages/SignIn";
+import { session } from "./session";
+
+export const queryClient = new QueryClient({
+  defaultOptions: {
+    queries: {
+      staleTime: 30_000,
+      // A refusal (4xx) will not change on retry; a network error or a 5xx may.
+      retry: (count, error) => count < 2 && !(error instanceof ApiFailure && error.status >= 400 && error.status < 500),
+      refetchOnWindowFocus: false,
+    },
+  },
+});
+
+export interface SignInSearch {
+  reason?: "expired" | "signed-out";
+  next?: string;
+}
+
+/** Only a path of this app may follow the sign-in: never another origin. */
+const isLocalPath = (value: unknown): value is string =>
+  typeof value === "string" && value.startsWith("/") && !value.startsWith("//") && !value.startsWith("/\\");
+
+const rootRoute = createRootRoute({ component: Outlet, notFoundComponent: NotFound });
+
+const signInRoute = createRoute({
+  getParentRoute: () => rootRoute,
+  path: "/sign-in",
+  validateSearch: (search: Record<string, unknown>): SignInSearch => ({
+    ...(search.reason === "expired" || search.reason === "signed-out" ? { reason: search.reason } : {}),
+    ...(isLocalPath(search.next) ? { next: search.next } : {}),
+  }),
+  component: SignIn,
+});
+
+/** Every page but the sign-in: without a session, to the sign-in page (and back afterwards). */
+const appRoute = createRoute({
+  getParentRoute: () => rootRoute,
+  id: "app",
+  beforeLoad: ({ location }) => {
+    if (!session.token()) throw redirect({ to: "/sign-in", search: { next: location.href } });
+  },
+  component: Layout,
+});
+
+export interface OverviewSearch {
+  from?: string;
+  to?: string;
+}
+
+const overviewRoute = createRoute({
+  getParentRoute: () => appRoute,
+  path: "/",
+  validateSearch: (search: Record<string, unknown>): OverviewSearch =>
+    isDay(search.from) && isDay(search.to) && search.from <= search.to ? { from: search.from, to: search.to } : {},
+  component: Overview,
+});
+
+const issueRoute = createRoute({
+  getParentRoute: () => appRoute,
+  path: "/issues/$issueId",
+  component: IssuePage,
+});
+
+export const router = createRouter({
+  routeTree: rootRoute.addChildren([signInRoute, appRoute.addChildren([overviewRoute, issueRoute])]),
+  defaultPreload: "intent",
+  scrollRestoration: true,
+});
+
+declare module "@tanstack/react-router" {
+  interface Register {
+    router: typeof router;
+  }
+}
+
+export { issueRoute, overviewRoute, signInRoute };
