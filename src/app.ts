@@ -16,6 +16,7 @@ import {
   listenForRevocations,
 } from "./features/auth/index.js";
 import { catalogRoutes } from "./features/catalog/index.js";
+import { dashboardRoutes } from "./features/dashboard/index.js";
 import {
   activeVersionRoute,
   buildReport,
@@ -29,6 +30,7 @@ import { mcpRoutes } from "./features/mcp/index.js";
 import { NOTIFICATION_RETENTION, notificationRoutes, notifications } from "./features/notifications/index.js";
 import {
   deliveryWorker,
+  WEBHOOK_RETENTION,
   webhookClickFanOut,
   webhookEventRoutes,
   webhookFanOut,
@@ -118,7 +120,14 @@ export async function buildApp(options: AppOptions): Promise<{ app: FastifyInsta
   // The jobs' statements run without the statement timeout (STATEMENT_TIMEOUT_MS): a fold or a
   // purge may rightly take longer than a request's statement should (docs/limits.md).
   const unbounded = db.unbounded();
-  jobs.register(retentionJob(unbounded, [...PLATFORM_RETENTION, ...TRACKING_RETENTION, ...NOTIFICATION_RETENTION]));
+  jobs.register(
+    retentionJob(unbounded, [
+      ...PLATFORM_RETENTION,
+      ...TRACKING_RETENTION,
+      ...NOTIFICATION_RETENTION,
+      ...WEBHOOK_RETENTION,
+    ]),
+  );
   jobs.register(apiTokenExpiryJob(unbounded));
   jobs.register(usagePurgeJob(unbounded));
   jobs.register(rollupBlocksJob(unbounded, { maxBlocks: config.rollupFoldBlocksPerTransaction }));
@@ -197,9 +206,17 @@ export async function buildApp(options: AppOptions): Promise<{ app: FastifyInsta
     await client.register(swagger, openApiDocument("client", config.publicBaseUrl));
     await client.register(swaggerUi, { routePrefix: "/api/swagger" });
     // No default fonts: Scalar would fetch them from its CDN, and the docs must work offline.
+    // Its hosted-product features (Ask AI, the MCP generator, the developer toolbar with its
+    // Configure, Share and Deploy menus) mean nothing for a self-hosted service: all off.
     await client.register(scalar, {
       routePrefix: "/api/docs",
-      configuration: { url: "/api/swagger/v1/swagger.json", withDefaultFonts: false },
+      configuration: {
+        url: "/api/swagger/v1/swagger.json",
+        withDefaultFonts: false,
+        agent: { disabled: true },
+        mcp: { disabled: true },
+        showDeveloperTools: "never",
+      },
     });
     client.get("/api/swagger/v1/swagger.json", { schema: { hide: true } }, async () => client.swagger());
     await client.register(
@@ -247,6 +264,9 @@ export async function buildApp(options: AppOptions): Promise<{ app: FastifyInsta
       await admin.register(adminRoutes(ctx, adminKey), { prefix: "/api/admin" });
     });
   }
+
+  // The dashboard (web/, built by scripts/build-web.ts) at `/`; the paths above keep their answers.
+  await app.register(dashboardRoutes());
 
   return { app, ctx };
 }

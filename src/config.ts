@@ -18,6 +18,8 @@ export interface Config {
   webhookTimeoutMs: number;
   webhookRetryIntervalS: number;
   webhookAllowedHosts: string[];
+  /** How long saving a webhook URL waits for its host name to resolve (docs/limits.md). */
+  webhookSaveDnsTimeoutMs: number;
   notificationRetryScheduleS: number[];
   logLevel: LogLevel;
   /** Requests per minute per API key or signed-in person. */
@@ -216,6 +218,7 @@ export function loadConfig(env: Env): Config {
     webhookTimeoutMs: integer(env, "WEBHOOK_TIMEOUT_MS", 10000, 100, 120000),
     webhookRetryIntervalS: integer(env, "WEBHOOK_RETRY_INTERVAL_S", 3600, 1, 86400),
     webhookAllowedHosts: hostList(env, "WEBHOOK_ALLOWED_HOSTS"),
+    webhookSaveDnsTimeoutMs: integer(env, "WEBHOOK_SAVE_DNS_TIMEOUT_MS", 2000, 100, 30_000),
     notificationRetryScheduleS: parseDurationList(
       "NOTIFICATION_RETRY_SCHEDULE",
       text(env, "NOTIFICATION_RETRY_SCHEDULE") ?? "5m,25m,1h,2h,3h30m",

@@ -1,7 +1,8 @@
 import { join } from "node:path";
+import type { FastifyBaseLogger } from "fastify";
 import { buildApp } from "./app.js";
 import { ConfigError, loadConfig } from "./config.js";
-import { seedDemo } from "./features/demo/seed.js";
+import { type DemoCredentials, seedDemo } from "./features/demo/seed.js";
 import { generateTraffic } from "./features/demo/traffic.js";
 import { migrate, openDatabase } from "./platform/db/index.js";
 import { DirectoryLockedError } from "./platform/dir-lock.js";
@@ -36,8 +37,29 @@ async function main(): Promise<void> {
     await ctx.notifications.worker.start();
   }
 
-  if (roles.includes("api")) await app.listen({ port: config.port, host: config.host });
-  else await app.ready();
+  // Demo data before the port opens: on the embedded database its traffic takes seconds of the
+  // only connection, and a request arriving meanwhile (a health check) would hang until it is done.
+  const demo = config.seedDemo ? await seedDemo(ctx) : null;
+  if (demo) {
+    // Enough traffic that reports are not empty; `npm run seed` makes more.
+    const traffic = await generateTraffic(db, demo.tenantId, { ...DEMO_TRAFFIC, now: ctx.clock.now() });
+    log.info(traffic, "demo traffic generated");
+  }
+
+  try {
+    if (roles.includes("api")) await app.listen({ port: config.port, host: config.host });
+    else await app.ready();
+  } catch (error) {
+    // The demo secrets exist nowhere else: a start that fails now (port taken) still shows them.
+    if (demo)
+      // Straight to stdout: the process exits next, and these must not wait in a buffer.
+      printBanner(
+        process.stdout,
+        demoLines(demo, config.publicBaseUrl),
+        "Demo data seeded, but the service did not start",
+      );
+    throw error;
+  }
   // METRICS_PORT: /metrics only on its own listener, whatever the roles (workers have metrics too).
   const { metricsPort } = config;
   const metricsServer =
@@ -48,14 +70,6 @@ async function main(): Promise<void> {
           { port: metricsPort, key: config.metricsKey, healthKey: config.healthKey },
           config.host,
         );
-
-  // Seeded only once the service is up, so its one-time secrets are never lost to a failed start.
-  const demo = config.seedDemo ? await seedDemo(ctx) : null;
-  if (demo) {
-    // Enough traffic that reports are not empty; `npm run seed` makes more.
-    const traffic = await generateTraffic(db, demo.tenantId, { ...DEMO_TRAFFIC, now: ctx.clock.now() });
-    log.info(traffic, "demo traffic generated");
-  }
 
   // Installed before the addresses are printed: whoever waits for them may signal at once.
   let stopping = false;
@@ -85,36 +99,86 @@ async function main(): Promise<void> {
       process.exit(1);
     }
   };
-  process.once("SIGTERM", () => void shutdown("SIGTERM"));
-  process.once("SIGINT", () => void shutdown("SIGINT"));
+  // `on`, not `once`: Ctrl-C reaches this process twice under `npm start` (from the terminal to
+  // the whole process group, and forwarded by npm); a second signal must not kill the drain.
+  process.on("SIGTERM", () => void shutdown("SIGTERM"));
+  process.on("SIGINT", () => void shutdown("SIGINT"));
 
   const base = config.publicBaseUrl;
-  const lines = [
-    "",
-    `Tracking platform ${ctx.build.version} running roles: ${roles.join(", ")} on ${db.kind === "pglite" ? "embedded PGlite" : "PostgreSQL"}`,
-  ];
+  const lines: string[] = [];
   if (roles.includes("api")) {
     lines.push(
-      `  API:           ${base}/api/v1`,
-      `  API explorer:  ${base}/api/swagger`,
-      `  API reference: ${base}/api/docs`,
-      `  Health:        ${base}/api/health`,
+      `Dashboard:     ${base}/`,
+      `API:           ${base}/api/v1`,
+      `API explorer:  ${base}/api/swagger   (Authorize: paste "ApiKey " and then the key)`,
+      `API reference: ${base}/api/docs`,
+      `Health:        ${base}/api/health`,
     );
   }
-  if (demo) {
+  if (demo) lines.push("", ...demoLines(demo, base));
+  else if (config.seedDemo) {
     lines.push(
       "",
-      "Demo data seeded. These secrets are shown only now:",
-      `  Demo login:    ${demo.email} / ${demo.password}   (POST /api/v1/auth)`,
-      `  Demo API key:  ${demo.apiKey}   (scope reports.read; Authorization: ApiKey <key>)`,
-      `  Legacy key:    ${demo.legacyApiKey}   (no scopes)`,
-      `  Postback URL:  ${base}/postback/${demo.postbackKey}?clickId=<clickId>&type=Deposit&value=10&currency=EUR`,
-      `  Demo traffic:  ${DEMO_TRAFFIC.clicks} clicks over the last ${DEMO_TRAFFIC.days} days; npm run seed makes more`,
+      "Demo tenant already exists; its login and keys were shown at its first start only.",
+      ...NEW_DEMO_LOGIN,
     );
-  } else if (config.seedDemo) {
-    lines.push("", "Demo tenant already exists; its login and key were printed at first start.");
   }
-  console.log(`${lines.join("\n")}\n`);
+  lines.push("", "Stop with Ctrl-C (or SIGTERM): requests drain, buffered clicks are written, then it exits.");
+  const where = db.kind === "pglite" ? "embedded PGlite" : "PostgreSQL";
+  printBanner(
+    logOutput(log),
+    lines,
+    `Tracking platform ${ctx.build.version} running roles: ${roles.join(", ")} on ${where}`,
+  );
+}
+
+const NEW_DEMO_LOGIN = [
+  "New demo login: stop the service, run `npm run demo:reset` (removes the demo tenant and its data,",
+  "other tenants untouched), then start again: a new demo tenant is seeded and its secrets shown.",
+];
+
+function demoLines(demo: DemoCredentials, base: string): string[] {
+  return [
+    "Demo data seeded. These secrets are shown only now (stored nowhere in clear text):",
+    `  Demo login:    ${demo.email} / ${demo.password}   (POST /api/v1/auth)`,
+    `  Demo API key:  ${demo.apiKey}`,
+    "                 scope reports.read; send it as the header Authorization: ApiKey <key>",
+    `  Legacy key:    ${demo.legacyApiKey}`,
+    "                 a key without scopes, as keys made before scopes existed: same /api/v1 access,",
+    "                 but refused by /mcp (which needs reports.read); listed with legacy: true",
+    `  Postback URL:  ${base}/postback/${demo.postbackKey}?clickId=<clickId>&type=Deposit&value=10&currency=EUR`,
+    "                 (replace <clickId> with the id of a real click: the network's macro fills it)",
+    `  Demo traffic:  ${DEMO_TRAFFIC.clicks} clicks over the last ${DEMO_TRAFFIC.days} days; npm run seed makes more`,
+    ...NEW_DEMO_LOGIN,
+  ];
+}
+
+/**
+ * The logger's own output (pino's stream, found by the name of pino's public symbol), or stdout
+ * when there is none. Pino writes stdout asynchronously, a line at a time: text written to its
+ * stream is queued behind the log lines so far (the listen line), where a console.log could
+ * overtake them.
+ */
+function logOutput(log: FastifyBaseLogger): { write(text: string): unknown } {
+  for (let node: object | null = log; node !== null; node = Object.getPrototypeOf(node)) {
+    const symbol = Object.getOwnPropertySymbols(node).find((s) => s.description === "pino.stream");
+    const stream: unknown = symbol === undefined ? undefined : (node as Record<symbol, unknown>)[symbol];
+    if (typeof stream === "object" && stream !== null && "write" in stream && typeof stream.write === "function") {
+      return stream as { write(text: string): unknown };
+    }
+  }
+  return process.stdout;
+}
+
+/**
+ * Prints a block that stands apart from the log lines: a blank line, a heading, ruled off above
+ * and below, after the log lines written so far.
+ */
+function printBanner(output: { write(text: string): unknown }, lines: string[], heading: string): void {
+  const rule = "=".repeat(Math.min(100, Math.max(heading.length, ...lines.map((l) => l.length)) + 4));
+  output.write(
+    `${["", rule, `  ${heading}`, rule, ...lines.map((l) => (l === "" ? "" : `  ${l}`)), rule, ""].join("\n")}\n`,
+  );
 }
 
 main().catch((error: unknown) => {

@@ -185,14 +185,15 @@ describe("POST /api/v1/conversions: one conversion", () => {
     }
   });
 
-  it("keeps money exact: string values, 4 decimals, zero without currency, negative commissions", async () => {
+  it("keeps money exact: string values, 4 decimals, zero in the default currency, negative commissions", async () => {
     const asString = await post({ type: "Deposit", value: "19.99", currency: "GBP" });
     expect(asString.json().data).toMatchObject({ value: 19.99, currency: "GBP" });
     const fourPlaces = await post({ type: "Deposit", value: 1.2345, currency: "GBP" });
     expect(fourPlaces.json().data.value).toBe(1.2345);
     const zero = await post({ type: "Signup", value: 0 });
     expect(zero.statusCode, zero.body).toBe(201);
-    expect(zero.json().data).toMatchObject({ value: 0, currency: null });
+    // A value without a currency is in the tenant's default currency (USD unless set).
+    expect(zero.json().data).toMatchObject({ value: 0, currency: "USD" });
     const reversal = await post({ type: "RevShareCommission", value: -12.5, currency: "EUR" });
     expect(reversal.statusCode, reversal.body).toBe(201);
     expect(reversal.json().data.value).toBe(-12.5);
@@ -339,9 +340,9 @@ describe("POST /api/v1/conversions: batches", () => {
   it.each([
     [
       "a rule of the service",
-      [{ type: "Signup" }, { type: "Deposit", value: 10 }, { type: "Signup" }],
-      "items[1].currency",
-      /required/,
+      [{ type: "Signup" }, { type: "Deposit", value: 10, clickId: "{clickId}" }, { type: "Signup" }],
+      "items[1].clickId",
+      /unfilled/,
     ],
     [
       "a negative deposit",
@@ -386,7 +387,7 @@ describe("POST /api/v1/conversions: validation", () => {
     ["missing type", () => ({ value: 1, currency: "EUR" }), "type", /required/],
     ["empty body", () => ({}), "type", /required/],
     ["unknown type", () => ({ type: "Purchase" }), "type", /'Purchase'/],
-    ["type of the wrong case", () => ({ type: "deposit" }), "type", /'deposit'/],
+    ["type Click (made by the redirect, never recorded)", () => ({ type: "click" }), "type", /'Click'.*Signup/],
     ["value not a number", () => ({ type: "Deposit", value: "abc", currency: "EUR" }), "value", /number/],
     ["value an object", () => ({ type: "Deposit", value: { amount: 1 }, currency: "EUR" }), "value", /./],
     ["value with 5 decimals", () => ({ type: "Deposit", value: 1.23456, currency: "EUR" }), "value", /4 decimal/],
@@ -398,8 +399,6 @@ describe("POST /api/v1/conversions: validation", () => {
       "value",
       /negative/,
     ],
-    ["currency missing for a value", () => ({ type: "Deposit", value: 10 }), "currency", /required/],
-    ["currency null for a value", () => ({ type: "Deposit", value: 10, currency: null }), "currency", /required/],
     ["currency 'EURO'", () => ({ type: "Deposit", value: 10, currency: "EURO" }), "currency", /./],
     ["currency 'XYZ'", () => ({ type: "Deposit", value: 10, currency: "XYZ" }), "currency", /XYZ/],
     ["occurredAt not a date", () => ({ type: "Signup", occurredAt: "yesterday" }), "occurredAt", /date/],

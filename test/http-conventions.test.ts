@@ -21,10 +21,13 @@ describe("HTTP conventions", () => {
     });
   });
 
-  it("answers an unknown route outside /api in plain text", async () => {
-    const res = await t.call({ method: "GET", url: "/nowhere" });
-    expect(res.statusCode).toBe(404);
-    expect(res.headers["content-type"]).toMatch(/^text\/plain/);
+  it("answers an unknown route under a service path outside /api in plain text", async () => {
+    // Other paths outside the service's own belong to the dashboard (its index.html).
+    for (const url of ["/go", "/postback", "/mcp/nowhere", "/active-version/x"]) {
+      const res = await t.call({ method: "GET", url });
+      expect(res.statusCode, url).toBe(404);
+      expect(res.headers["content-type"], url).toMatch(/^text\/plain/);
+    }
   });
 
   it("refuses malformed JSON with a validation_error envelope", async () => {

@@ -182,7 +182,8 @@ describe("accounts with metrics", () => {
       metricsFrom: "2026-04-28",
       metricsTo: lastDay,
       comparisonFrom: "2026-04-24",
-      comparisonTo: "2026-04-27T12:00:00Z",
+      // A date-time is exact (test/reports-datetime.test.ts): the last instant of the day is the whole day.
+      comparisonTo: "2026-04-27T23:59:59.999Z",
       limit: 500,
     });
     expect(items).toHaveLength(w.catalog.accounts.length);

@@ -175,23 +175,31 @@ describe("performance report numbers equal the workload", () => {
       const [row] = await expectReport([], { from: day, to: day });
       expect(row?.clicks).toBeGreaterThan(0);
     }
-    // A date-time bound still selects its whole UTC day.
+    // Date-time bounds on the days' edges select the same whole UTC days (a narrower date-time
+    // window counts only its instants: test/reports-datetime.test.ts).
     const byDate = await all({ conversionDateFrom: "2026-04-27", conversionDateTo: "2026-04-28", fields: "date" });
     const byTime = await all({
-      conversionDateFrom: "2026-04-27T23:59:59Z",
-      conversionDateTo: "2026-04-28T00:00:01Z",
+      conversionDateFrom: "2026-04-27T00:00:00Z",
+      conversionDateTo: "2026-04-28T23:59:59.999Z",
       fields: "date",
     });
     expect(byTime).toEqual(byDate);
     // A `+` offset sent unencoded arrives as a space and still reads as `+` (01:00 at +01:00 is
-    // midnight UTC of the 28th).
+    // midnight UTC).
     const bySpace = await all({
-      conversionDateFrom: "2026-04-27T23:59:59 00:00",
-      conversionDateTo: "2026-04-28T01:00:00 01:00",
+      conversionDateFrom: "2026-04-27T01:00:00 01:00",
+      conversionDateTo: "2026-04-29T00:59:59.999 01:00",
       fields: "date",
     });
     expect(bySpace).toEqual(byDate);
     expect(byDate.map((r) => r.date)).toEqual(["2026-04-27", "2026-04-28"]);
+    // Two seconds around midnight are not two whole days.
+    const [narrow] = await all({
+      conversionDateFrom: "2026-04-27T23:59:59Z",
+      conversionDateTo: "2026-04-28T00:00:01Z",
+    });
+    const [wide] = await all({ conversionDateFrom: "2026-04-27", conversionDateTo: "2026-04-28" });
+    expect(Number(narrow?.clicks)).toBeLessThan(Number(wide?.clicks));
     // A window with no traffic: the total row is all zeros.
     const [empty] = await expectReport([], { from: "2026-01-01", to: "2026-01-31" });
     expect(empty?.clicks).toBe(0);

@@ -4,6 +4,9 @@ import { seedTenancy, startTestApp, type Tenancy, type TestApp } from "./helpers
 import { type CatalogFixture, createVia, seedCatalog } from "./helpers/catalog.js";
 import { prng } from "./helpers/workload.js";
 
+// What a caller records: a Click is made by the redirect and refused by the API (issue 22).
+const RECORDED_TYPES = CONVERSION_TYPES.filter((type) => type !== "Click");
+
 const COLUMN: Record<ConversionType, string> = {
   Click: "click",
   Signup: "signup",
@@ -343,7 +346,7 @@ describe("daily rollups after a random workload", () => {
 
     const seenExternal = new Set<string>();
     function makeConversion(): { fields: Record<string, string>; model: ModelConversion; duplicate: boolean } {
-      const type = rnd.pick(CONVERSION_TYPES);
+      const type = rnd.pick(RECORDED_TYPES);
       let value = rnd.chance(0.15) ? 0 : rnd.int(1, 99_999);
       if (COMMISSIONS.has(type) && rnd.chance(0.25)) value = -value;
       const now = t.clock.now();
@@ -524,7 +527,7 @@ describe("daily rollups after a random workload", () => {
     expect(recorded.length).toBeGreaterThan(60);
     expect(duplicates).toBeGreaterThan(3);
     expect(recorded.filter((r) => r.click === null).length).toBeGreaterThan(5);
-    expect(new Set(recorded.map((r) => r.type)).size).toBe(CONVERSION_TYPES.length);
+    expect(new Set(recorded.map((r) => r.type)).size).toBe(RECORDED_TYPES.length);
     expect(recorded.some((r) => r.cents < 0)).toBe(true);
     expect(sent).toBe(recorded.length - 1 + duplicates);
 

@@ -179,31 +179,26 @@ describe("fan-out: which conversions create delivery events", () => {
     expect((await listEvents(t, who, `?webhookId=${depositOnly.id}`)).length).toBe(2);
   });
 
-  it("fires Click conversions only while the tenant's clickWebhooks entitlement is on", async () => {
+  // Click postbacks come from clicks through /go (test/webhook-click-postbacks.test.ts, the
+  // entitlement included); a Click is not a conversion a caller records (issue 22).
+  it("a Click posted to the API is refused and fires nothing, even with click webhooks on", async () => {
     const { who } = await seedTenantWithCatalog(t);
-    const [pAll, pDeposit, pClick] = [path("all"), path("deposit"), path("click")];
-    await createHook(t, who, { url: withId(rx, pAll) });
-    await createHook(t, who, { url: withId(rx, pDeposit), conversionTypes: ["Deposit"] });
-
-    const off = await recordConversion(t, who, { type: "Click" });
-    expect(await eventsOf(t, who, off.id)).toEqual([]);
-
+    const [pAll, pClick] = [path("all"), path("click")];
     await setClickWebhooks(t, who, true);
-    const clickOnly = await createHook(t, who, { url: withId(rx, pClick), conversionTypes: ["Click"] });
-    const on = await recordConversion(t, who, { type: "Click" });
-    const firing = (await eventsOf(t, who, on.id)).map((e) => e.webhookId);
-    expect(firing).toHaveLength(2);
-    expect(firing).toContain(clickOnly.id);
-
-    // Turned off again: even a webhook that lists Click stays silent.
-    await setClickWebhooks(t, who, false);
-    const offAgain = await recordConversion(t, who, { type: "Click" });
-    expect(await eventsOf(t, who, offAgain.id)).toEqual([]);
-
+    await createHook(t, who, { url: withId(rx, pAll) });
+    await createHook(t, who, { url: withId(rx, pClick), conversionTypes: ["Click"] });
+    const res = await t.call({
+      method: "POST",
+      url: "/api/v1/conversions",
+      headers: { authorization: who.apiKey },
+      payload: { type: "Click" },
+    });
+    expect(res.statusCode, res.body).toBe(400);
+    expect(res.json().data.errors[0].path).toBe("type");
+    expect(await listEvents(t, who)).toEqual([]);
     await tick();
-    expect(conversionsAt(rx, pAll)).toEqual([on.id]);
-    expect(conversionsAt(rx, pClick)).toEqual([on.id]);
-    expect(rx.at(pDeposit)).toEqual([]);
+    expect(rx.at(pAll)).toEqual([]);
+    expect(rx.at(pClick)).toEqual([]);
   });
 
   it("fires only for the attribution sources in the webhook's filter", async () => {
@@ -252,7 +247,7 @@ describe("fan-out: which conversions create delivery events", () => {
         payload: { items },
       });
 
-    const invalid = await post([{ type: "Signup" }, { type: "Deposit", value: 5 }]);
+    const invalid = await post([{ type: "Signup" }, { type: "Deposit", value: 5, currency: "EURO" }]);
     expect(invalid.statusCode).toBe(400);
     expect(invalid.json().message).toContain("items[1].currency");
 
@@ -364,7 +359,7 @@ describe("delivery: the request the receiver gets", () => {
       conversionId: conversion.id,
       conversionType: "Signup",
       eventName: "Signup",
-      eventValue: 0,
+      eventValue: null,
       currency: null,
       eventTime: conversion.occurredAt,
       clickId: "clk_nobody_knows",
@@ -605,7 +600,16 @@ describe("failures and retries", () => {
 
   it("refuses a private address as blocked_address even with loopback allowed", async () => {
     for (const url of ["http://10.0.0.1/pb", "http://169.254.169.254/latest/meta-data", "http://[fd00::1]/pb"]) {
-      const { attempt } = await failOnce(url);
+      // Refused at save now (integrator-webhooks.test.ts): a URL stored before that is still
+      // refused at send, which only SQL can set up.
+      const { who } = await seedTenantWithCatalog(t);
+      const hook = await createHook(t, who, { url: "https://receiver.example/pb" });
+      await t.ctx.db.query("update outgoing_webhooks set url = $2 where id = $1", [hook.id, url]);
+      const conversion = await recordConversion(t, who, { type: "Signup" });
+      await tick();
+      const event = await eventOf(t, who, conversion.id);
+      const [attempt, ...more] = await attemptsOf(t, who, event.id);
+      expect(more).toEqual([]);
       expect(attempt, url).toMatchObject({ errorType: "blocked_address", response: null });
     }
   });
@@ -622,13 +626,16 @@ describe("failures and retries", () => {
         `http://[::1]:${rx.port}${p}`,
       ];
       for (const url of urls) {
+        // Refused at save now (integrator-webhooks.test.ts); the send-time screen still guards
+        // a URL stored before that, which only SQL can set up.
         const res = await strict.call({
           method: "POST",
           url: `${WEBHOOKS_API}/settings`,
           headers: { authorization: who.apiKey },
-          payload: { name: "Loopback", url, method: "GET" },
+          payload: { name: "Loopback", url: "https://receiver.example/pb", method: "GET" },
         });
         expect(res.statusCode, res.body).toBe(201);
+        await strict.ctx.db.query("update outgoing_webhooks set url = $2 where id = $1", [res.json().data.id, url]);
       }
       const recorded = await strict.call({
         method: "POST",

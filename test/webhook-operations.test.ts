@@ -678,7 +678,8 @@ describe("POST settings/{id}/simulate", () => {
     }
     expect(received?.query.get("type")).toBe("Deposit");
     expect(received?.query.get("event")).toBe("Deposit");
-    expect(received?.query.get("click")).toBe(SAMPLE_VALUES.clickId);
+    // Ids a receiver can tell from real ones: they start with `sim_`.
+    expect(received?.query.get("click")).toBe(`sim_${SAMPLE_VALUES.clickId}`);
     expect(received?.headers["content-type"]).toBe("application/json");
 
     const body = JSON.parse(received?.body ?? "null");
@@ -689,7 +690,7 @@ describe("POST settings/{id}/simulate", () => {
       eventValue: Number(SAMPLE_VALUES.eventValue),
       currency: SAMPLE_VALUES.currencyCode,
       eventTime: START.toISOString(),
-      clickId: SAMPLE_VALUES.clickId,
+      clickId: `sim_${SAMPLE_VALUES.clickId}`,
       account: { id: Number(SAMPLE_VALUES.accountId), name: SAMPLE_VALUES.account },
       brand: { id: Number(SAMPLE_VALUES.brandId), name: SAMPLE_VALUES.brand },
       program: { id: Number(SAMPLE_VALUES.programId), name: SAMPLE_VALUES.program },
@@ -699,7 +700,7 @@ describe("POST settings/{id}/simulate", () => {
         fbclid: SAMPLE_VALUES.fbclid,
         parameterA: SAMPLE_VALUES.parameterA,
         parameterB: SAMPLE_VALUES.parameterB,
-        externalClickId: SAMPLE_VALUES.externalClickId,
+        externalClickId: `sim_${SAMPLE_VALUES.externalClickId}`,
       },
     });
     expect(typeof body.conversionId).toBe("string");

@@ -34,7 +34,10 @@ import {
  * Figures, per database (BENCH_DATABASES, default both; PostgreSQL skipped when unreachable):
  *   dataset         generated or reused, its size, and how long generation took (clicks/s)
  *   count-rollups   `select count(*) from daily_rollups` through the db handle: the baseline
- *   date-90d, account-source-30d, week-brand-country-type-90d, accounts-composite-page3
+ *   date-90d, account-source-30d, week-brand-country-type-90d, accounts-composite-page3, and
+ *   date-90d-hours, account-source-30d-hours, account-source-30d-hours-past, account-source-2h,
+ *   week-brand-country-type-90d-hours, accounts-composite-page3-hours (date-time windows with
+ *   hour and minute edges, whose partial edge days are read from the raw events)
  *                   GET on the real app with an API key, BENCH_REPORTS_REQUESTS (default 30)
  *                   sequential requests after BENCH_REPORTS_WARMUP (default 5); p50/p95/mean, the
  *                   ratio of p50 to the baseline's, and goalMet for p50 <= 100 ms
@@ -221,8 +224,13 @@ interface Shape {
   query: Record<string, string>;
 }
 
+/** A date-time on the UTC day `daysBefore` days before `date`, at `time` (HH:MM). */
+const at = (date: Date, daysBefore: number, time: string): string => `${day(date, daysBefore)}T${time}:00Z`;
+
 function shapes(now: Date): Shape[] {
   const last90 = { conversionDateFrom: day(now, 89), conversionDateTo: day(now) };
+  // The same windows with hour and minute edges: the partial edge days are read from the raw events.
+  const last90Hours = { conversionDateFrom: at(now, 89, "07:23"), conversionDateTo: at(now, 0, "16:41") };
   return [
     {
       figure: "date-90d",
@@ -260,6 +268,68 @@ function shapes(now: Date): Shape[] {
         metricsTo: day(now),
         comparisonFrom: day(now, 59),
         comparisonTo: day(now, 30),
+      },
+    },
+    {
+      figure: "date-90d-hours",
+      report: "performance",
+      path: "/reports/events/performance",
+      query: { fields: "date", stats: "clicks,signups,ftd,commission", ...last90Hours },
+    },
+    {
+      figure: "account-source-30d-hours",
+      report: "performance",
+      path: "/reports/events/performance",
+      query: {
+        fields: "account,trafficSource",
+        sortBy: "-clicks",
+        limit: "100",
+        conversionDateFrom: at(now, 29, "07:23"),
+        conversionDateTo: at(now, 0, "16:41"),
+      },
+    },
+    {
+      figure: "account-source-30d-hours-past",
+      report: "performance",
+      path: "/reports/events/performance",
+      query: {
+        fields: "account,trafficSource",
+        sortBy: "-clicks",
+        limit: "100",
+        conversionDateFrom: at(now, 40, "13:05"),
+        conversionDateTo: at(now, 11, "09:50"),
+      },
+    },
+    {
+      figure: "account-source-2h",
+      report: "performance",
+      path: "/reports/events/performance",
+      query: {
+        fields: "account,trafficSource",
+        sortBy: "-clicks",
+        limit: "100",
+        conversionDateFrom: at(now, 3, "23:00"),
+        conversionDateTo: at(now, 2, "01:00"),
+      },
+    },
+    {
+      figure: "week-brand-country-type-90d-hours",
+      report: "performance",
+      path: "/reports/events/performance",
+      query: { fields: "week,brand,country,conversionType", responseType: "table", ...last90Hours },
+    },
+    {
+      figure: "accounts-composite-page3-hours",
+      report: "account-metrics",
+      path: "/composites/accounts/metrics",
+      query: {
+        sortBy: "-clicks",
+        limit: "50",
+        offset: "100",
+        metricsFrom: at(now, 29, "07:23"),
+        metricsTo: at(now, 0, "16:41"),
+        comparisonFrom: at(now, 59, "07:23"),
+        comparisonTo: at(now, 29, "07:22"),
       },
     },
   ];

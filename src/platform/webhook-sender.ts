@@ -233,6 +233,30 @@ function resolveWithin(resolve: Resolve, host: string, deadline: AbortSignal): P
 }
 
 /**
+ * The addresses that make a receiver host refused at send time, checked when its URL is saved:
+ * a blocked literal address, or a name whose every address is blocked (the same policy and
+ * ranges as `send`). Null when the host will not be refused, and also when the name does not
+ * resolve or the lookup outlasts `timeoutMs`: DNS may differ by the time postbacks go out, and
+ * `send` checks again then.
+ */
+export async function blockedHostAddresses(
+  host: string,
+  options: { timeoutMs: number; policy: AddressPolicy; resolve?: Resolve },
+): Promise<string[] | null> {
+  const bare = host.replace(/^\[|\]$/g, "");
+  if (isIP(bare) !== 0) return options.policy.blocks(bare, bare) ? [bare] : null;
+  if (options.policy.exempts(bare)) return null;
+  let found: LookupAddress[];
+  try {
+    found = await resolveWithin(options.resolve ?? systemResolve, bare, AbortSignal.timeout(options.timeoutMs));
+  } catch {
+    return null;
+  }
+  if (found.length === 0 || !found.every((a) => options.policy.blocks(bare, a.address))) return null;
+  return found.map((a) => a.address);
+}
+
+/**
  * Sends one postback: resolves the host once, refuses a blocked address, and connects only to
  * the address it checked (no second lookup a DNS rebinding could change). No redirects are
  * followed. The lookup and the request share one deadline of `timeoutMs`. Conversion postbacks

@@ -3,6 +3,9 @@ import { CONVERSION_TYPES, type ConversionType } from "../../src/features/tracki
 import type { Tenancy, TestApp } from "./app.js";
 import { createVia } from "./catalog.js";
 
+// What a caller records: a Click is made by the redirect and refused by the API (issue 22).
+const RECORDED_TYPES = CONVERSION_TYPES.filter((type) => type !== "Click");
+
 /** Deterministic randomness: the same workload on every run and database. */
 export function prng(seed: number) {
   let a = seed >>> 0;
@@ -227,7 +230,7 @@ export async function runWorkload(
 
   async function convert(occurredAt?: Date): Promise<void> {
     const now = t.clock.now();
-    const type = rnd.pick(CONVERSION_TYPES);
+    const type = rnd.pick(RECORDED_TYPES);
     let cents = rnd.chance(0.15) ? 0 : rnd.int(1, 99_999);
     if (COMMISSIONS.has(type) && rnd.chance(0.25)) cents = -cents;
     const fields: Record<string, string | number> = { type, value: rnd.chance(0.5) ? cents / 100 : centsText(cents) };
@@ -356,7 +359,7 @@ export async function runWorkload(
   // The workload is what the tests mean it to be.
   const conversions = events.filter((e) => e.conversion);
   expect(new Set(events.filter((e) => e.click).map((e) => e.day)).size).toBeGreaterThanOrEqual(7);
-  expect(new Set(conversions.map((e) => e.conversion?.type)).size).toBe(CONVERSION_TYPES.length);
+  expect(new Set(conversions.map((e) => e.conversion?.type)).size).toBe(RECORDED_TYPES.length);
   expect(conversions.some((e) => (e.conversion?.cents ?? 0) < 0)).toBe(true);
   expect(conversions.some((e) => e.dims.linkId === 0)).toBe(true);
   expect(conversions.some((e) => e.click === undefined && e.dims.linkId !== 0)).toBe(true);

@@ -104,7 +104,9 @@ export async function authenticate(auth: Authenticator, header: string | undefin
     throw ApiError.unauthorized(
       named
         ? `Authorization header has no credential after '${scheme}'`
-        : "Authorization header has no scheme; send 'ApiKey <key>' or 'Bearer <token>'",
+        : // Most often an API key pasted alone (in the API explorer's Authorize dialog, say).
+          "Authorization header has no scheme: use `Authorization: ApiKey <key>` (the word ApiKey, a space, " +
+            "then the key) or `Authorization: Bearer <token>`",
     );
   }
   if (scheme === "apikey") {
@@ -114,7 +116,14 @@ export async function authenticate(auth: Authenticator, header: string | undefin
   }
   if (scheme === "bearer") {
     const claims = await auth.jwt.verify(credential, auth.clock.now());
-    if (!claims) throw ApiError.unauthorized("Bearer token is invalid or expired");
+    if (!claims) {
+      // Not even a JWT's three parts: most often an API key sent with the wrong scheme.
+      throw ApiError.unauthorized(
+        credential.split(".").length === 3
+          ? "Bearer token is invalid or expired"
+          : "Bearer token is not a token from POST /api/v1/auth; an API key is sent as `Authorization: ApiKey <key>`",
+      );
+    }
     const principal = await loadUserPrincipal(auth.db, claims.userId);
     if (!principal || principal.tenantId !== claims.tenantId) {
       throw ApiError.unauthorized("Bearer token's user no longer exists or is disabled");

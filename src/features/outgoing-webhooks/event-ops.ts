@@ -80,19 +80,26 @@ export async function deleteEvents(
   return rows.length;
 }
 
+/**
+ * The mark of a simulated postback: its conversionId, clickId and externalClickId start with it,
+ * which no real id does (ours start with `cnv_`/`clk_`), so a receiver can tell a test from a
+ * conversion to pay for.
+ */
+export const SIMULATED_ID_PREFIX = "sim_";
+
 /** A sample conversion with every placeholder filled, the simulate-only ones included. */
 function sampleSnapshot(type: ConversionType, now: Date): Snapshot {
   const v = SAMPLE_VALUES;
   const named = (id: string, name: string) => ({ id: Number(id), name });
   return {
-    conversionId: `simulated-${newId("cnv")}`,
+    conversionId: `${SIMULATED_ID_PREFIX}${newId("cnv")}`,
     conversionType: type,
     eventName: type,
     eventValue: Number(v.eventValue),
     currency: v.currencyCode,
     eventTime: now.toISOString(),
     attributionSource: v.attributionSource,
-    clickId: v.clickId,
+    clickId: `${SIMULATED_ID_PREFIX}${v.clickId}`,
     clickDate: new Date(now.getTime() - 30 * 60_000).toISOString(),
     country: v.country,
     clientUserAgent: v.clientUserAgent,
@@ -109,7 +116,7 @@ function sampleSnapshot(type: ConversionType, now: Date): Snapshot {
       obclid: v.obclid,
       parameterA: v.parameterA,
       parameterB: v.parameterB,
-      externalClickId: v.externalClickId,
+      externalClickId: `${SIMULATED_ID_PREFIX}${v.externalClickId}`,
     },
     pageViews: [
       { url: v.location, title: v.documentTitle, referrer: "https://www.google.com/", at: now.toISOString() },
@@ -129,8 +136,9 @@ function sampleSnapshot(type: ConversionType, now: Date): Snapshot {
 
 /**
  * Queues a simulated event for the webhook; its outcome shows in the webhook's delivery log.
- * A Disabled webhook creates no events (API.md), simulated ones included: 409. The row lock
- * keeps a concurrent PATCH from disabling it between the check and the insert.
+ * A Disabled webhook creates no events (API.md), simulated ones included: 409. A Suspended one
+ * would only hold the event Paused while answering "Request sent": 409 as well, naming how to
+ * enable it. The row lock keeps a concurrent PATCH from changing it between the check and the insert.
  */
 export async function simulate(
   db: Queryable,
@@ -144,8 +152,10 @@ export async function simulate(
     [tenantId, webhookId],
   );
   if (!hook) throw ApiError.notFound("Webhook", webhookId);
-  if (hook.status === "Disabled") {
-    throw ApiError.conflict(`webhook is Disabled; enable it to simulate (webhook '${webhookId}')`);
+  if (hook.status !== "Enabled") {
+    throw ApiError.conflict(
+      `webhook is ${hook.status}; enable it to simulate (PATCH status Enabled; webhook '${webhookId}')`,
+    );
   }
   const id = newId("evt");
   await db.query(

@@ -10,6 +10,7 @@ import { DeliveryWorker } from "./worker.js";
 
 export { webhookEventRoutes } from "./event-routes.js";
 export { recheckHeldEvents, webhookUsage } from "./metering.js";
+export { WEBHOOK_RETENTION } from "./retention.js";
 export { webhookSettingsRoutes } from "./routes.js";
 export type { DeliveryWorker } from "./worker.js";
 

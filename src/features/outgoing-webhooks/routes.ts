@@ -5,6 +5,7 @@ import type { AppContext } from "../../context.js";
 import { conflictResponses, Envelope, errorResponses, ok, PagedEnvelope, paged } from "../../platform/http/envelope.js";
 import { ApiError } from "../../platform/http/errors.js";
 import { refusedInEnvelope } from "../../platform/http/rate-limit.js";
+import { AddressPolicy } from "../../platform/webhook-sender.js";
 import { actorOf } from "../audit/index.js";
 import { callerOf } from "../auth/index.js";
 import { simulate } from "./event-ops.js";
@@ -36,6 +37,7 @@ import {
   simulatedType,
   updateWebhook,
 } from "./settings-service.js";
+import { blockedHostProblem, type HostScreen } from "./url-screen.js";
 
 const BASE = "/conversions/outgoing/webhooks";
 const TAG = "Outgoing conversion webhooks";
@@ -53,6 +55,18 @@ export function webhookSettingsRoutes(ctx: AppContext): FastifyPluginAsyncTypebo
     };
   };
 
+  // The send-time policy, so a URL saved is one that will not be refused for its address.
+  const hostScreen: HostScreen = {
+    policy: new AddressPolicy(ctx.config.webhookAllowedHosts),
+    timeoutMs: ctx.config.webhookSaveDnsTimeoutMs,
+  };
+  // Checked before the transaction: the DNS lookup must not hold a database connection.
+  const checkHost = async (url: string | undefined): Promise<void> => {
+    if (url === undefined) return;
+    const problem = await blockedHostProblem(url.trim(), hostScreen);
+    if (problem !== null) throw ApiError.invalid("url", problem);
+  };
+
   return async (app) => {
     app.post(
       `${BASE}/settings`,
@@ -67,6 +81,7 @@ export function webhookSettingsRoutes(ctx: AppContext): FastifyPluginAsyncTypebo
       },
       async (request, reply) => {
         const change = changeOf(request);
+        await checkHost(request.body.url);
         const webhook = await ctx.db.transaction((tx) => createWebhook(tx, request.body, change));
         return reply.status(201).send(ok(webhook, "Created"));
       },
@@ -121,6 +136,7 @@ export function webhookSettingsRoutes(ctx: AppContext): FastifyPluginAsyncTypebo
       },
       async (request) => {
         const change = changeOf(request);
+        await checkHost(request.body.url);
         const webhook = await ctx.db.transaction((tx) => updateWebhook(tx, request.params.id, request.body, change));
         if (!webhook) throw ApiError.notFound("Webhook", request.params.id);
         return ok(webhook, "Updated");
@@ -154,7 +170,9 @@ export function webhookSettingsRoutes(ctx: AppContext): FastifyPluginAsyncTypebo
           tags: [TAG],
           summary: "Send a sample conversion to the webhook; the outcome shows in its delivery log, marked simulated",
           description:
-            "A Disabled webhook creates no events: simulating one is refused with 409 conflict. Each webhook " +
+            "A Disabled or Suspended webhook sends nothing: simulating one is refused with 409 conflict. The " +
+            "sample's conversionId, clickId and externalClickId start with `sim_`, so a receiver can tell it " +
+            "from a real postback. Each webhook " +
             "takes a few simulations per minute (10 by default); past that, 429 with Retry-After.",
           params: WebhookId,
           body: SimulateBody,
@@ -188,7 +206,10 @@ export function webhookSettingsRoutes(ctx: AppContext): FastifyPluginAsyncTypebo
         config,
         schema: {
           tags: [TAG],
-          summary: "Check a URL template without saving it: the placeholder at fault, or the sample URL",
+          summary: "Check a URL template without saving it: the placeholder or host at fault, or the sample URL",
+          description:
+            "valid:false also for a host that postbacks would be refused for: a private, loopback or reserved " +
+            "address, or a name that resolves only to such addresses, unless WEBHOOK_ALLOWED_HOSTS allows it.",
           body: ValidateBody,
           response: { 200: Envelope(ValidateAnswer), ...errorResponses },
         },
@@ -196,6 +217,8 @@ export function webhookSettingsRoutes(ctx: AppContext): FastifyPluginAsyncTypebo
       async (request) => {
         try {
           const sampleUrl = validateTemplate(request.body.url);
+          const blocked = await blockedHostProblem(request.body.url.trim(), hostScreen);
+          if (blocked !== null) return ok({ valid: false, message: blocked, placeholder: null, sampleUrl: null });
           const count = tokens(request.body.url).length;
           return ok({ valid: true, message: `Valid: ${count} placeholder(s)`, placeholder: null, sampleUrl });
         } catch (error) {

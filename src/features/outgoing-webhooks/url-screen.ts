@@ -1,7 +1,9 @@
+import { isIP } from "node:net";
 import type { Db, Queryable } from "../../platform/db/index.js";
+import { type AddressPolicy, blockedHostAddresses, type Resolve } from "../../platform/webhook-sender.js";
 import { raiseIssue } from "../issues/index.js";
 import { type ClaimedEvent, logAttempts, release, requestOf } from "./delivery.js";
-import { sendTimeProblems } from "./placeholders.js";
+import { PlaceholderError, render, SAMPLE_VALUES, sendTimeProblems, validateTemplate } from "./placeholders.js";
 import { suspendWebhook } from "./suspension.js";
 
 /** 'Webhook URL Is Invalid', raised on the webhook and mailed when it opens. */
@@ -90,4 +92,52 @@ export async function screen(db: Db, events: ClaimedEvent[], token: string, now:
   }
   await release(db, paused, token, "Paused", null);
   return sendable;
+}
+
+/** What the save-time host check needs: the send-time policy and a bound on the DNS lookup. */
+export interface HostScreen {
+  policy: AddressPolicy;
+  /** WEBHOOK_SAVE_DNS_TIMEOUT_MS. */
+  timeoutMs: number;
+  /** Replaces the system resolver (tests use one that never answers). */
+  resolve?: Resolve;
+}
+
+/**
+ * The host every postback of a template goes to, or null when a placeholder decides it (or the
+ * template is not a web address): rendered with every value empty and with sample values, a host
+ * that a placeholder is part of comes out different.
+ */
+function fixedHost(template: string): string | null {
+  try {
+    const empty = new URL(render(template, {})).hostname;
+    return new URL(render(template, SAMPLE_VALUES)).hostname === empty && empty !== "" ? empty : null;
+  } catch {
+    return null;
+  }
+}
+
+/**
+ * Why a template's host will be refused at send time (a private, loopback or reserved literal
+ * address, or a name that resolves only to such addresses, not on WEBHOOK_ALLOWED_HOSTS), or
+ * null. Saving it would only make every postback fail with blocked_address and an issue. A
+ * template with other problems answers null: `validateTemplate` reports those.
+ */
+export async function blockedHostProblem(template: string, screen: HostScreen): Promise<string | null> {
+  try {
+    validateTemplate(template);
+  } catch (error) {
+    if (error instanceof PlaceholderError) return null;
+    throw error;
+  }
+  const host = fixedHost(template);
+  if (host === null) return null;
+  const blocked = await blockedHostAddresses(host, screen);
+  if (blocked === null) return null;
+  const what = isIP(host.replace(/^\[|\]$/g, "")) !== 0 ? "is a" : "resolves only to";
+  const range = what === "is a" ? "private, loopback or reserved address" : "private, loopback or reserved addresses";
+  return (
+    `URL host ${host} ${what} ${range}: postbacks to it would be refused. ` +
+    `To deliver inside your own network, add ${host.replace(/^\[|\]$/g, "")} to WEBHOOK_ALLOWED_HOSTS`
+  );
 }

@@ -3,8 +3,9 @@ import { Conditions } from "../../platform/db/paging.js";
 import { containsPattern } from "../../platform/db/search.js";
 import { ApiError } from "../../platform/http/errors.js";
 import { catalogItemOf } from "../catalog/index.js";
-import { dateWindow, dayRange, last30Days, type ParamDef, parseParams, type ReportLimits, readSort } from "./params.js";
-import { addWindow, chooseRollup, NO_BLOCKS, readBlockState } from "./sources.js";
+import { addExactWindow } from "./exact-window.js";
+import { dateWindow, last30Days, type ParamDef, parseParams, type ReportLimits, readSort } from "./params.js";
+import { chooseRollup, NO_BLOCKS, readBlockState } from "./sources.js";
 import { findStat, STATS, type StatDef, statColumns } from "./stats.js";
 
 /** Accounts (or brand links) of the tenant, each with its metrics over one or two windows. */
@@ -26,25 +27,26 @@ const common: ParamDef[] = [
     name: "metricsFrom",
     kind: "date",
     end: "from",
-    description: "First day of the metrics window; default 29 days before metricsTo",
+    description:
+      "Start of the metrics window, inclusive: a date or a date-time, counted exactly; default 29 days before metricsTo",
   },
   {
     name: "metricsTo",
     kind: "date",
     end: "to",
-    description: "Last day of the metrics window, inclusive; default today (UTC)",
+    description: "End of the metrics window, inclusive: a date (to its end in UTC) or a date-time; default today (UTC)",
   },
   {
     name: "comparisonFrom",
     kind: "date",
     end: "from",
-    description: "First day of the comparison window (with comparisonTo)",
+    description: "Start of the comparison window, inclusive, a date or a date-time (with comparisonTo)",
   },
   {
     name: "comparisonTo",
     kind: "date",
     end: "to",
-    description: "Last day of the comparison window (with comparisonFrom)",
+    description: "End of the comparison window, inclusive, a date or a date-time (with comparisonFrom)",
   },
   {
     name: "sortBy",
@@ -148,14 +150,22 @@ export async function runComposite(
   const rollup = chooseRollup([kind.rollupKey]);
   const blockState = rollup.spanned ? await readBlockState(db, tenantId, rollup.table) : NO_BLOCKS;
   const key = `m.${kind.rollupKey}`;
-  /** `from ... where ...` over the rollup rows of a window, its parameters added to `values`. */
+  /** Each window's rows as read (its parameters added to `values` once), by the window. */
+  const reads = new Map<object, { from: string; where: string }>();
+  /** `from ... where ...` over the rows of a window; for the page's accounts (links) alone when `pageOnly`. */
   const windowSql = (window: { from: Date; to: Date }, pageOnly: boolean) => {
-    const conditions = new Conditions("m.tenant_id = $1", ...values);
-    // Every account (link) of the catalog is shown, so a group summing to nothing needs no hiding.
-    const { from } = addWindow(conditions, rollup, dayRange(window), false, blockState);
-    values.push(...conditions.params.slice(values.length));
-    if (pageOnly) conditions.when(true, `${key} = any(array(select page.id from page))`);
-    return `from ${from} m where ${conditions.sql}`;
+    let read = reads.get(window);
+    if (read === undefined) {
+      const conditions = new Conditions("m.tenant_id = $1", ...values);
+      // Every account (link) of the catalog is shown, so a group summing to nothing needs no hiding.
+      // Exactly the window's instants: whole days from the rollups, partial edge days from the raw events.
+      const { from } = addExactWindow(conditions, rollup, window, false, blockState, now);
+      values.push(...conditions.params.slice(values.length));
+      read = { from, where: conditions.sql };
+      reads.set(window, read);
+    }
+    const page = pageOnly ? ` and ${key} = any(array(select page.id from page))` : "";
+    return `from ${read.from} m where ${read.where}${page}`;
   };
   const sortSql = stat
     ? `s as (select ${key} as key, ${statColumns([stat])} ${windowSql(metrics, false)} group by 1),`

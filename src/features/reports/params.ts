@@ -149,11 +149,6 @@ function startOfDay(at: Date): Date {
   return new Date(`${at.toISOString().slice(0, 10)}T00:00:00.000Z`);
 }
 
-/** The UTC days a window touches, as the rollups key them. */
-export function dayRange(window: { from: Date; to: Date }): [string, string] {
-  return [window.from.toISOString().slice(0, 10), window.to.toISOString().slice(0, 10)];
-}
-
 /** The last 30 UTC days up to and including today: the window when none is given. */
 export function last30Days(now: Date): { from: Date; to: Date } {
   const today = startOfDay(now);

@@ -3,9 +3,9 @@ import { Conditions } from "../../platform/db/paging.js";
 import { ApiError } from "../../platform/http/errors.js";
 import type { CONVERSION_TYPES } from "../tracking/index.js";
 import { DAY_ROWS } from "../tracking/rollups.js";
+import { addExactWindow } from "./exact-window.js";
 import {
   dateWindow,
-  dayRange,
   last30Days,
   type ParamDef,
   type ParamValue,
@@ -13,7 +13,7 @@ import {
   type ReportLimits,
   readSort,
 } from "./params.js";
-import { addWindow, chooseRollup, NO_BLOCKS, readBlockState, type WindowRows } from "./sources.js";
+import { chooseRollup, NO_BLOCKS, readBlockState, type WindowRows } from "./sources.js";
 import { AS_IS, findStat, MEASURES, STATS, type StatDef, SUMMED, statColumns } from "./stats.js";
 
 /** A breakdown of the performance report. Entity fields show the name and add `<field>Id` in json. */
@@ -84,9 +84,15 @@ export const PERFORMANCE_PARAMS: ParamDef[] = [
     name: "conversionDateFrom",
     kind: "date",
     end: "from",
-    description: "First day (YYYY-MM-DD or a date-time, whole UTC days); default 29 days before conversionDateTo",
+    description:
+      "Start, inclusive: a date (YYYY-MM-DD, from its start in UTC) or a date-time, counted exactly; default 29 days before conversionDateTo",
   },
-  { name: "conversionDateTo", kind: "date", end: "to", description: "Last day, inclusive; default today (UTC)" },
+  {
+    name: "conversionDateTo",
+    kind: "date",
+    end: "to",
+    description: "End, inclusive: a date (to its end in UTC) or a date-time, counted exactly; default today (UTC)",
+  },
   { name: "brandId", kind: "id", description: "Only this brand" },
   { name: "programId", kind: "id", description: "Only this program" },
   { name: "accountId", kind: "id", description: "Only this account" },
@@ -399,7 +405,6 @@ export async function runPerformance(
   const window =
     dateWindow(params, ["conversionDateFrom", "conversionDateTo"], last30Days(now), limits.maxWindowDays) ??
     last30Days(now);
-  const [fromDay, toDay] = dayRange(window);
   const offset = params.offset as number;
   const limit = params.limit as number;
 
@@ -417,7 +422,8 @@ export async function runPerformance(
   const filter = new Conditions("m.tenant_id = $1", tenantId);
   const byDay = fields.some((f) => TIME_FIELDS.has(f.name));
   const blockState = rollup.spanned && !byDay ? await readBlockState(db, tenantId, rollup.table) : NO_BLOCKS;
-  const read = addWindow(filter, rollup, [fromDay, toDay], byDay, blockState);
+  // Exactly the window's instants: its whole days from the rollups, partial edge days from the raw events.
+  const read = addExactWindow(filter, rollup, window, byDay, blockState, now);
   for (const [param, column] of Object.entries(FILTER_COLUMNS)) filter.add(`m.${column} = $`, params[param]);
   const values = filter.params;
   values.push(offset, limit);

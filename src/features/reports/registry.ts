@@ -43,7 +43,7 @@ export const REPORTS: ReportDefinition[] = [
     name: "performance",
     title: "Performance report",
     description:
-      "Clicks and conversions grouped by the requested fields over whole UTC days (clicks by click time, " +
+      "Clicks and conversions grouped by the requested fields over the window, exact to the instant (clicks by click time, " +
       "conversions by conversion time), read from the rollups. Unknown fields or stats are refused by name.",
     path: "/reports/events/performance",
     parameters: PERFORMANCE_PARAMS,

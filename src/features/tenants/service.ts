@@ -108,6 +108,33 @@ export async function rotatePostbackKey(db: Queryable, tenantId: string, actor: 
   return postbackKey;
 }
 
+/** The currency a conversion value sent without one is recorded in (USD unless the tenant set it). */
+export async function getDefaultCurrency(db: Queryable, tenantId: string): Promise<string | null> {
+  const [row] = await db.query<{ default_currency: string }>("select default_currency from tenants where id = $1", [
+    tenantId,
+  ]);
+  return row?.default_currency ?? null;
+}
+
+/** Sets the tenant's default currency (an ISO 4217 code the caller has checked), audited. */
+export async function setDefaultCurrency(
+  db: Queryable,
+  tenantId: string,
+  currency: string,
+  actor: Actor,
+  at: Date,
+): Promise<void> {
+  await db.query("update tenants set default_currency = $2, updated_at = $3 where id = $1", [tenantId, currency, at]);
+  await recordAudit(db, {
+    tenantId,
+    actor,
+    action: "tenant.default_currency_set",
+    subject: { type: "tenant", id: tenantId },
+    details: { defaultCurrency: currency },
+    at,
+  });
+}
+
 /** Creates a tenant; the raw postback key is returned here only, its hash is what is stored. */
 export async function createTenant(
   db: Queryable,

@@ -6,14 +6,31 @@ import { ApiError } from "../../platform/http/errors.js";
 import { actorOf } from "../audit/index.js";
 import { callerOf } from "../auth/index.js";
 import { Tenant } from "./schemas.js";
-import { getTenant, rotatePostbackKey } from "./service.js";
+import { getDefaultCurrency, getTenant, rotatePostbackKey, setDefaultCurrency } from "./service.js";
+
+const CURRENCIES: ReadonlySet<string> = new Set(Intl.supportedValuesOf("currency"));
+
+const DefaultCurrency = Type.String({
+  description:
+    "ISO 4217 code a conversion value sent without a currency is recorded in (postback and API); USD unless changed",
+});
 
 const Settings = Type.Object({
   ...Tenant.properties,
+  defaultCurrency: DefaultCurrency,
   postbackUrlTemplate: Type.String({
     description: "Where programs send conversions; {postbackKey} is the secret shown once when it is rotated",
   }),
 });
+
+const SettingsPatch = Type.Object(
+  {
+    defaultCurrency: Type.Optional(
+      Type.String({ minLength: 1, maxLength: 3, description: "ISO 4217 code, any case (eur is EUR)" }),
+    ),
+  },
+  { additionalProperties: false },
+);
 
 const RotatedKey = Type.Object({
   postbackKey: Type.String({ description: "The new secret, shown in this answer only" }),
@@ -24,6 +41,12 @@ const RotatedKey = Type.Object({
 export function settingsRoutes(ctx: AppContext): FastifyPluginAsyncTypebox {
   const base = ctx.config.publicBaseUrl.replace(/\/+$/, "");
   const parameters = "clickId={clickId}&type=Deposit&value={value}&currency={currency}&externalId={transactionId}";
+  const settingsOf = async (tenantId: string) => {
+    const tenant = await getTenant(ctx.db, tenantId);
+    const defaultCurrency = await getDefaultCurrency(ctx.db, tenantId);
+    if (!tenant || defaultCurrency === null) throw ApiError.notFound("Tenant", tenantId);
+    return { ...tenant, defaultCurrency, postbackUrlTemplate: `${base}/postback/{postbackKey}?${parameters}` };
+  };
   return async (app) => {
     app.get(
       "/settings",
@@ -35,10 +58,33 @@ export function settingsRoutes(ctx: AppContext): FastifyPluginAsyncTypebox {
           response: { 200: Envelope(Settings), ...errorResponses },
         },
       },
+      async (request) => ok(await settingsOf(callerOf(request).tenantId)),
+    );
+
+    app.patch(
+      "/settings",
+      {
+        config: { permission: "account.admin" },
+        schema: {
+          tags: ["Settings"],
+          summary: "Change the tenant's settings: defaultCurrency",
+          body: SettingsPatch,
+          response: { 200: Envelope(Settings), ...errorResponses },
+        },
+      },
       async (request) => {
-        const tenant = await getTenant(ctx.db, callerOf(request).tenantId);
-        if (!tenant) throw ApiError.notFound("Tenant", callerOf(request).tenantId);
-        return ok({ ...tenant, postbackUrlTemplate: `${base}/postback/{postbackKey}?${parameters}` });
+        const caller = callerOf(request);
+        const { defaultCurrency } = request.body;
+        if (defaultCurrency !== undefined) {
+          const code = defaultCurrency.trim().toUpperCase();
+          if (!CURRENCIES.has(code)) {
+            throw ApiError.validation("defaultCurrency", `'${defaultCurrency}' is not an ISO 4217 currency code`);
+          }
+          await ctx.db.transaction((tx) =>
+            setDefaultCurrency(tx, caller.tenantId, code, actorOf(caller), ctx.clock.now()),
+          );
+        }
+        return ok(await settingsOf(caller.tenantId), "Saved");
       },
     );
 

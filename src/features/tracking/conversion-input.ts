@@ -1,5 +1,11 @@
 import { parseDateTime } from "../../platform/http/dates.js";
-import { COMMISSION_TYPES, CONVERSION_TYPES, type ConversionType, isConversionType } from "./conversion-types.js";
+import {
+  COMMISSION_TYPES,
+  type ConversionType,
+  canonicalTypeName,
+  isConversionType,
+  RECORDABLE_TYPES,
+} from "./conversion-types.js";
 import { TRACKING_RETENTION } from "./retention.js";
 
 /** What a program or API caller sends; the postback sends every value as a string. */
@@ -13,11 +19,15 @@ export interface ConversionInput {
   occurredAt?: unknown;
 }
 
-/** A conversion that passed every rule; value is a decimal string with up to 4 places. */
+/**
+ * A conversion that passed every rule; value is a decimal string with up to 4 places, or null
+ * when none was sent. A value without a currency gets the tenant's default currency when it is
+ * recorded (recordConversions), so currency is null here for that case too.
+ */
 export interface ValidConversion {
-  type: ConversionType;
+  type: Exclude<ConversionType, "Click">;
   clickId: string | null;
-  value: string;
+  value: string | null;
   currency: string | null;
   eventName: string;
   externalId: string | null;
@@ -76,8 +86,9 @@ function optionalText(value: unknown, path: string, max: number): string | null 
   return text === "" ? null : text;
 }
 
-function readValue(raw: unknown, type: ConversionType, path: string): string {
-  if (raw === undefined || raw === null || raw === "") return "0";
+function readValue(raw: unknown, type: ConversionType, path: string): string | null {
+  // Absent is null, not 0: a postback renders it empty and a POST payload sends null.
+  if (raw === undefined || raw === null || raw === "") return null;
   const text = typeof raw === "number" ? String(raw) : typeof raw === "string" ? raw.trim() : null;
   if (text === null || !Number.isFinite(Number(text))) throw new ConversionInputError(path, "must be a number");
   // JSON numbers are floats: 19.99 arrives as 19.989999...; read it back at 4 places, but
@@ -97,15 +108,52 @@ function readValue(raw: unknown, type: ConversionType, path: string): string {
   return normalized;
 }
 
-function readCurrency(raw: unknown, value: string, path: string): string | null {
+/** Null when absent: the tenant's default currency is applied at recording when there is a value. */
+function readCurrency(raw: unknown, path: string): string | null {
   const text = optionalText(raw, path, 3);
-  if (text === null) {
-    if (Number(value) !== 0) throw new ConversionInputError(path, "is required when value is not zero");
-    return null;
-  }
+  if (text === null) return null;
   const code = text.toUpperCase();
   if (!CURRENCIES.has(code)) throw new ConversionInputError(path, `'${text}' is not an ISO 4217 currency code`);
   return code;
+}
+
+/**
+ * A macro the network left unfilled: `<clickId>`, `{clickId}`, `{{click_id}}`, `${clickId}`,
+ * `[clickId]`, `#clickId#`, `%clickId%`, or the same with the brackets still percent-encoded
+ * (`%7BclickId%7D`). Recording it would make an unattributed conversion under a click id that
+ * every such postback shares; no click id we make has these brackets.
+ */
+const UNFILLED_MACRO = new RegExp(
+  [
+    String.raw`<\s*NAME\s*>`,
+    String.raw`\{+\s*NAME\s*\}+`,
+    String.raw`\$\{+\s*NAME\s*\}+`,
+    String.raw`\$NAME\$?`,
+    String.raw`\[+\s*NAME\s*\]+`,
+    String.raw`#+\s*NAME\s*#+`,
+    "%NAME%",
+    String.raw`(%7B)+\s*NAME\s*(%7D)+`,
+    String.raw`\$(%7B)+\s*NAME\s*(%7D)+`,
+    String.raw`%3C\s*NAME\s*%3E`,
+    String.raw`(%5B)+\s*NAME\s*(%5D)+`,
+    String.raw`(%23)+\s*NAME\s*(%23)+`,
+  ]
+    .map((form) => form.replaceAll("NAME", "[A-Za-z_][A-Za-z0-9_.:-]*"))
+    .map((form) => `^${form}$`)
+    .join("|"),
+  "i",
+);
+
+function readClickId(raw: unknown, path: string): string | null {
+  const text = optionalText(raw, path, 100);
+  if (text !== null && UNFILLED_MACRO.test(text)) {
+    throw new ConversionInputError(
+      path,
+      `'${text}' is an unfilled placeholder: the network did not fill its click id macro. Fix the postback ` +
+        "URL at the network so it sends the click id from the landing URL; nothing was recorded",
+    );
+  }
+  return text;
 }
 
 function readTime(raw: unknown, path: string, now: Date, limits: ConversionTimeLimits): Date {
@@ -138,17 +186,22 @@ export function readConversion(
   now: Date,
   limits: ConversionTimeLimits = DEFAULT_CONVERSION_TIME_LIMITS,
 ): ValidConversion {
-  const type = optionalText(input.type, `${prefix}type`, 40);
-  if (type === null) throw new ConversionInputError(`${prefix}type`, "is required");
-  if (!isConversionType(type)) {
-    throw new ConversionInputError(`${prefix}type`, `'${type}' must be one of ${CONVERSION_TYPES.join(", ")}`);
+  const sent = optionalText(input.type, `${prefix}type`, 40);
+  if (sent === null) throw new ConversionInputError(`${prefix}type`, "is required");
+  // Any case: `signup` is a Signup. A Click is made by the redirect, never recorded by a caller.
+  const type = canonicalTypeName(sent);
+  if (!isConversionType(type) || type === "Click") {
+    throw new ConversionInputError(
+      `${prefix}type`,
+      `'${sent}' is not a type a caller records; one of ${RECORDABLE_TYPES.join(", ")} (any case)`,
+    );
   }
   const value = readValue(input.value, type, `${prefix}value`);
   return {
     type,
-    clickId: optionalText(input.clickId, `${prefix}clickId`, 100),
+    clickId: readClickId(input.clickId, `${prefix}clickId`),
     value,
-    currency: readCurrency(input.currency, value, `${prefix}currency`),
+    currency: readCurrency(input.currency, `${prefix}currency`),
     eventName: optionalText(input.eventName, `${prefix}eventName`, 100) ?? type,
     externalId: optionalText(input.externalId, `${prefix}externalId`, 200),
     occurredAt: readTime(input.occurredAt, `${prefix}occurredAt`, now, limits),

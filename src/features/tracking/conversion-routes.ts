@@ -14,6 +14,7 @@ import {
   type ValidConversion,
 } from "./conversion-input.js";
 import { getConversion, listConversions } from "./conversion-service.js";
+import { canonicalTypeName } from "./conversion-types.js";
 import { pageViewsFor } from "./page-views.js";
 import {
   ConversionDetail,
@@ -41,6 +42,22 @@ export function readConversions(
   }
 }
 
+/**
+ * Type names in any case (`signup` is a Signup): rewritten to the type's own spelling before
+ * the body's schema (an enum of the recordable types) is checked, so the enum stays exact in
+ * the OpenAPI document and a name that means no recordable type is refused by it, listed.
+ */
+function canonicalizeTypes(body: unknown): void {
+  const fix = (item: unknown) => {
+    if (typeof item !== "object" || item === null || Array.isArray(item)) return;
+    const fields = item as Record<string, unknown>;
+    if (typeof fields.type === "string") fields.type = canonicalTypeName(fields.type);
+  };
+  fix(body);
+  const items = typeof body === "object" && body !== null ? (body as Record<string, unknown>).items : undefined;
+  if (Array.isArray(items)) items.forEach(fix);
+}
+
 /** POST/GET /conversions: conversions recorded by API, one or a batch, and read back. */
 export function conversionRoutes(ctx: AppContext, tracking: Tracking): FastifyPluginAsyncTypebox {
   // This app's CONVERSION_MAX_FUTURE_S: another app in the same process may have another.
@@ -50,12 +67,15 @@ export function conversionRoutes(ctx: AppContext, tracking: Tracking): FastifyPl
       "/conversions",
       {
         config: { permission: "conversions.update" },
+        preValidation: async (request) => canonicalizeTypes(request.body),
         schema: {
           tags: ["Conversions"],
           summary: "Record one conversion, or a batch of up to 1,000 as { items: [...] }",
           description:
             "Written synchronously in one transaction. A repeated externalId answers the first record with " +
-            "duplicate: true and records nothing. A clickId unknown in the tenant is recorded with attributed: false.",
+            "duplicate: true and records nothing. A clickId unknown in the tenant is recorded with attributed: false; " +
+            "a clickId that is an unfilled macro (<clickId>, {clickId}, %7BclickId%7D ...) is refused. A value " +
+            "without a currency is in the tenant's defaultCurrency; no value is recorded as null (reports count 0).",
           body: NewConversionsBody,
           response: {
             200: Envelope(Type.Union([RecordedConversion, RecordedBatch])),

@@ -9,7 +9,8 @@ export interface ConversionRecord {
   id: string;
   type: ConversionType;
   eventName: string;
-  value: number;
+  /** Null when the conversion was recorded without a value. */
+  value: number | null;
   currency: string | null;
   clickId: string | null;
   externalId: string | null;
@@ -52,7 +53,7 @@ interface ConversionRow {
   id: string;
   type: ConversionType;
   event_name: string;
-  value: string;
+  value: string | null;
   currency: string | null;
   click_id: string | null;
   external_id: string | null;
@@ -75,7 +76,7 @@ function toRecord(row: ConversionRow): ConversionRecord {
     id: row.id,
     type: row.type,
     eventName: row.event_name,
-    value: Number(row.value),
+    value: row.value === null ? null : Number(row.value),
     currency: row.currency,
     clickId: row.click_id,
     externalId: row.external_id,
@@ -90,6 +91,13 @@ function toRecord(row: ConversionRow): ConversionRecord {
     occurredAt: new Date(row.occurred_at).toISOString(),
     recordedAt: new Date(row.recorded_at).toISOString(),
   };
+}
+
+async function tenantDefaultCurrency(db: Queryable, tenantId: string): Promise<string> {
+  const [row] = await db.query<{ default_currency: string }>("select default_currency from tenants where id = $1", [
+    tenantId,
+  ]);
+  return row?.default_currency ?? "USD";
 }
 
 async function loadClicks(db: Queryable, tenantId: string, clickIds: string[]): Promise<Map<string, ClickRow>> {
@@ -123,6 +131,10 @@ export async function recordConversions(
 ): Promise<RecordedConversion[]> {
   const clickIds = [...new Set(items.flatMap((item) => (item.clickId === null ? [] : [item.clickId])))];
   const clicks = await loadClicks(tx, tenantId, clickIds);
+  // A value sent without a currency is in the tenant's default currency (a tenant setting): a
+  // network whose template has no currency macro still gets its conversion recorded.
+  const needsCurrency = items.some((item) => item.value !== null && item.currency === null);
+  const defaultCurrency = needsCurrency ? await tenantDefaultCurrency(tx, tenantId) : null;
   const rollups = new RollupBatch();
   const results: RecordedConversion[] = [];
   for (const item of items) {
@@ -140,7 +152,7 @@ export async function recordConversions(
         item.type,
         item.eventName,
         item.value,
-        item.currency,
+        item.value !== null && item.currency === null ? defaultCurrency : item.currency,
         item.clickId,
         item.externalId,
         click !== null,
@@ -178,7 +190,8 @@ export async function recordConversions(
         trackerId: conversion.trackerId ?? 0,
         country: click?.country ?? "",
       },
-      { type: item.type, amount: item.value },
+      // A conversion without a value counts in the reports' sums as 0.
+      { type: item.type, amount: item.value ?? "0" },
     );
     for (const hook of hooks) await hook(tx, tenantId, conversion, now);
     results.push({ conversion, duplicate: false });

@@ -36,7 +36,12 @@ async function resolveTracker(db: Queryable, tenantId: string, raw: string): Pro
     "select id, name from trackers where tenant_id = $1 and lower(name) = lower($2)",
     [tenantId, value.name],
   );
-  return row ? { id: Number(row.id), name: row.name, isNew: false } : { id: null, name: value.name, isNew: true };
+  if (row) return { id: Number(row.id), name: row.name, isNew: false };
+  // A new name is stored by the first click as the database lower-cases it (click-writer.ts),
+  // and the generated URL carries it lower-cased: answer that name, not the one typed. The
+  // database decides, as JavaScript's lower case can differ (U+0130 becomes two characters).
+  const [stored] = await db.query<{ name: string }>("select lower($1) as name", [value.name]);
+  return { id: null, name: stored?.name ?? value.name.toLowerCase(), isNew: true };
 }
 
 async function requireRow(
@@ -63,7 +68,7 @@ export function linkGeneratorRoutes(ctx: AppContext): FastifyPluginAsyncTypebox 
           description:
             "tracker: digits only is an id (must be one of the tenant's trackers); otherwise a name of 4-50 " +
             "characters, matched regardless of case: a known name is swapped for its id, a new one becomes a " +
-            "tracker on the first click.",
+            "tracker on the first click, stored lower-cased as the URL has it (tracker.name answers that name).",
           params: LinkGeneratorParams,
           querystring: LinkGeneratorQuery,
           response: { 200: Envelope(GeneratedLink), ...errorResponses },

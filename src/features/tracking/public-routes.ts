@@ -12,7 +12,9 @@ import {
   conversionTimeLimits,
   readConversion,
 } from "./conversion-input.js";
+import { canonicalTypeName } from "./conversion-types.js";
 import { recordPageView, waitForRecentClick } from "./page-views.js";
+import { RecordableTypeName } from "./schemas.js";
 import type { Tracking } from "./tracking.js";
 
 const PostbackParams = Type.Object({ postbackKey: Type.String({ maxLength: 200 }) });
@@ -21,20 +23,33 @@ const PostbackParams = Type.Object({ postbackKey: Type.String({ maxLength: 200 }
 const field = (description: string) => Type.Optional(Type.Unsafe<unknown>({ description }));
 const PostbackFields = Type.Object(
   {
-    clickId: field("The click id from the landing URL"),
-    type: field("Conversion type"),
-    value: field("Amount, at most 4 decimals"),
-    currency: field("ISO 4217 code; required when value is not 0"),
+    clickId: field("The click id from the landing URL; an unfilled macro such as <clickId> or {clickId} is refused"),
+    // The enum documents the accepted names; the route's preValidation has already rewritten a
+    // name in any case to the type's own spelling (and a repeated parameter to its first value).
+    type: Type.Optional(RecordableTypeName),
+    value: field("Amount, at most 4 decimals; absent: recorded as null (empty in postbacks, 0 in reports)"),
+    currency: field("ISO 4217 code; absent with a value: the tenant's defaultCurrency (USD unless set)"),
     eventName: field("Event name; default the type"),
     externalId: field("The program's id of the event: makes the postback idempotent"),
     occurredAt: field("ISO 8601 date-time; default now"),
   },
   { additionalProperties: true },
 );
+// The same facts POST /api/v1/conversions answers: id and duplicate (status kept for programs
+// that already read it); an error carries status and message only.
 const PostbackAnswer = Type.Object({
   status: Type.Enum(["ok", "duplicate", "error"]),
   message: Type.String(),
-  conversionId: Type.Optional(Type.String()),
+  id: Type.Optional(Type.String({ description: "The conversion's id (the first record's when duplicate)" })),
+  conversionId: Type.Optional(Type.String({ description: "Same as id (kept for existing integrations)" })),
+  duplicate: Type.Optional(
+    Type.Boolean({ description: "True when externalId was seen before: nothing new was recorded" }),
+  ),
+  type: Type.Optional(Type.Unsafe<string>({ ...RecordableTypeName })),
+  value: Type.Optional(
+    Type.Unsafe<number | null>({ type: ["number", "null"], description: "Null when none was sent" }),
+  ),
+  currency: Type.Optional(Type.Unsafe<string | null>({ type: ["string", "null"] })),
   attributed: Type.Optional(Type.Boolean()),
 });
 const PageViewBody = Type.Object({
@@ -57,6 +72,19 @@ function refuse(reply: FastifyReply, status: number, message: string) {
 function refuseTooMany(reply: FastifyReply, refused: Verdict, per: string) {
   reply.header("retry-after", refused.retryAfterS);
   return refuse(reply, 429, `Too many requests ${per}: ${limitText(refused)}; retry later`);
+}
+
+/**
+ * Before the schema's enum is checked: `type` in any case becomes the type's own spelling, a
+ * repeated `type` its first value (as fieldsOf reads every field). A name that means no
+ * recordable type is left as sent, for the enum to refuse with the accepted names.
+ */
+function canonicalizeType(source: unknown): void {
+  if (typeof source !== "object" || source === null) return;
+  const fields = source as Record<string, unknown>;
+  const sent = Array.isArray(fields.type) ? fields.type[0] : fields.type;
+  if (sent === undefined) return;
+  fields.type = typeof sent === "string" ? canonicalTypeName(sent) : sent;
 }
 
 function fieldsOf(source: unknown): ConversionInput {
@@ -118,11 +146,16 @@ export function trackingPublicRoutes(ctx: AppContext, tracking: Tracking) {
       return reply.status(duplicate ? 200 : 201).send({
         status: duplicate ? "duplicate" : "ok",
         message: duplicate
-          ? "Duplicate externalId: nothing new was recorded"
+          ? "Duplicate externalId: this is the first record; nothing new was recorded"
           : conversion.attributed
             ? "Recorded"
             : "Recorded unattributed: no known click",
+        id: conversion.id,
         conversionId: conversion.id,
+        duplicate,
+        type: conversion.type,
+        value: conversion.value,
+        currency: conversion.currency,
         attributed: conversion.attributed,
       });
     };
@@ -162,6 +195,7 @@ export function trackingPublicRoutes(ctx: AppContext, tracking: Tracking) {
           querystring: PostbackFields,
         },
         onRequest: postbackBudget,
+        preValidation: async (request) => canonicalizeType(request.query),
       },
       (request, reply) => postback(request.params.postbackKey, fieldsOf(request.query), reply),
     );
@@ -175,6 +209,10 @@ export function trackingPublicRoutes(ctx: AppContext, tracking: Tracking) {
           body: PostbackFields,
         },
         onRequest: postbackBudget,
+        preValidation: async (request) => {
+          canonicalizeType(request.query);
+          canonicalizeType(request.body);
+        },
       },
       // Values in the query string count too, for programs that post with parameters in the URL.
       (request, reply) =>

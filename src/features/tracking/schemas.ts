@@ -3,15 +3,33 @@ import { DateParam } from "../../platform/http/dates.js";
 import { PageQuery } from "../../platform/http/envelope.js";
 import { NullableString } from "../../platform/http/nullable.js";
 import { PathId } from "../../platform/http/path-ids.js";
-import { ATTRIBUTION_SOURCES, CONVERSION_TYPES } from "./conversion-types.js";
+import { ATTRIBUTION_SOURCES, CONVERSION_TYPES, RECORDABLE_TYPES, TYPE_MEANINGS } from "./conversion-types.js";
 import { RAW_EVENT_RETENTION_DAYS } from "./retention.js";
 
-export const ConversionTypeName = Type.Enum(CONVERSION_TYPES);
+const meanings = (types: readonly (keyof typeof TYPE_MEANINGS)[]) =>
+  types.map((type) => `${type}: ${TYPE_MEANINGS[type]}`).join("; ");
+
+/** A type as answered (and filtered on): every type, Click included (a Click postback carries one). */
+export const ConversionTypeName = Type.Enum(CONVERSION_TYPES, {
+  description:
+    `${meanings(CONVERSION_TYPES)}. The commission types never fire postbacks; Click fires them only where ` +
+    "the tenant has click webhooks",
+});
+
+/**
+ * A type a caller records. Any case is accepted (the route's preValidation reads `signup` as
+ * Signup before this enum is checked); Click is not one.
+ */
+export const RecordableTypeName = Type.Enum(RECORDABLE_TYPES, {
+  description:
+    `Any case (signup is Signup). ${meanings(RECORDABLE_TYPES)}. ` +
+    "Signup, FirstTimeDeposit, Qualifier and Deposit fire postbacks; the commission types never do",
+});
 const NullableId = Type.Unsafe<number | null>({ type: ["integer", "null"] });
 const NullableText = NullableString();
 
 const conversionFields = {
-  type: ConversionTypeName,
+  type: RecordableTypeName,
   clickId: Type.Optional(NullableString({ maxLength: 100 })),
   // No declared type: with the app's coerceTypes a number type would turn "0x10" or true into
   // a float before the value is checked; readConversion checks the value as sent.
@@ -20,7 +38,12 @@ const conversionFields = {
       description: "Amount as a number or a decimal string, at most 4 decimal places; negative only for commissions",
     }),
   ),
-  currency: Type.Optional(NullableString({ maxLength: 3, description: "ISO 4217; required when value is not 0" })),
+  currency: Type.Optional(
+    NullableString({
+      maxLength: 3,
+      description: "ISO 4217, any case; with a value and no currency, the tenant's defaultCurrency (USD unless set)",
+    }),
+  ),
   eventName: Type.Optional(NullableString({ maxLength: 100 })),
   externalId: Type.Optional(
     NullableString({ maxLength: 200, description: "Makes the conversion idempotent per tenant" }),
@@ -50,7 +73,10 @@ export const Conversion = Type.Object({
   id: Type.String(),
   type: ConversionTypeName,
   eventName: Type.String(),
-  value: Type.Number(),
+  value: Type.Unsafe<number | null>({
+    type: ["number", "null"],
+    description: "Null when recorded without a value (the reports count it as 0)",
+  }),
   currency: NullableText,
   clickId: NullableText,
   externalId: NullableText,

@@ -201,6 +201,18 @@ export interface HttpConventionsOptions {
 export const httpConventions = fp(
   async (app: FastifyInstance, options: HttpConventionsOptions) => {
     const { jsonMaxDepth } = options;
+    // An empty body sent as JSON is no body: many clients (openapi-fetch, axios wrappers, Postman,
+    // generated SDKs, the reference page at /api/docs) set the header on every request, DELETE and
+    // bodyless POSTs included. Fastify's own parser (proto and constructor poisoning refused as
+    // before) answers everything else; a route that needs a body still says so in its validation.
+    const parseJson = app.getDefaultJsonParser("error", "error");
+    app.removeContentTypeParser("application/json");
+    app.addContentTypeParser("application/json", { parseAs: "string" }, (request, body, done) => {
+      // parseAs "string": always a string here; the type also allows a Buffer.
+      const text = typeof body === "string" ? body : body.toString("utf8");
+      if (text.length === 0) return done(null, undefined);
+      parseJson(request, text, done);
+    });
     // Callback style: an async hook would cost a promise and a microtask on every request.
     app.addHook("onRequest", (request, reply, done) => {
       reply.header("x-request-id", request.id);
