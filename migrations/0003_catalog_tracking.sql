@@ -1,7 +1,7 @@
 -- The catalog (brands, programs, accounts, brand links, traffic sources, trackers), the raw
 -- tracking events (clicks, conversions, page views) and the daily rollups reports read.
 
--- Catalog ids are positive integers (API.md): a digits-only tracker value is read as an id.
+-- Catalog ids are positive integers: a digits-only tracker value is read as an id.
 -- One sequence per table; ids are unique across tenants, rows are always read by tenant.
 
 create table brands (

@@ -1,4 +1,4 @@
--- Integrator-facing conversions (issue 22):
+-- Integrator-facing conversions (docs/conversions.md):
 -- * each tenant has a default currency, applied to a conversion that has a value but no currency
 --   (a network's postback template often has no currency macro; refusing it lost the conversion);
 -- * a conversion recorded without a value stores NULL, not 0: a postback then renders the value as

@@ -4,49 +4,44 @@ import scalar from "@scalar/fastify-api-reference";
 import Fastify, { type FastifyInstance, type FastifyServerOptions } from "fastify";
 import type { Config } from "./config.js";
 import type { AppContext } from "./context.js";
-import { adminKeyGuard, adminRoutes } from "./features/admin/index.js";
-import { apiTokenExpiryJob, apiTokenRoutes } from "./features/api-tokens/index.js";
-import { auditRoutes } from "./features/audit/index.js";
-import {
-  ApiKeyVerifier,
-  authHook,
-  authRoutes,
-  JwtSigner,
-  LastUsedRecorder,
-  listenForRevocations,
-} from "./features/auth/index.js";
-import { catalogRoutes } from "./features/catalog/index.js";
-import { dashboardRoutes } from "./features/dashboard/index.js";
-import {
-  activeVersionRoute,
-  buildReport,
-  CachedReport,
-  defaultChecks,
-  type HealthCheck,
-  healthRoutes,
-} from "./features/health/index.js";
-import { issueRoutes } from "./features/issues/index.js";
-import { mcpRoutes } from "./features/mcp/index.js";
-import { NOTIFICATION_RETENTION, notificationRoutes, notifications } from "./features/notifications/index.js";
+// Route plugins come from their own files; a feature's index.ts exports its service API only,
+// so no import chain runs from one feature's service through another's routes (a run-time
+// import cycle; .dependency-cruiser.cjs refuses one).
+import { adminKeyGuard, adminRoutes } from "./features/admin/routes.js";
+import { apiTokenExpiryJob } from "./features/api-tokens/index.js";
+import { apiTokenRoutes } from "./features/api-tokens/routes.js";
+import { auditRoutes } from "./features/audit/routes.js";
+import { authHook } from "./features/auth/hook.js";
+import { ApiKeyVerifier, JwtSigner, LastUsedRecorder, listenForRevocations } from "./features/auth/index.js";
+import { authRoutes } from "./features/auth/routes.js";
+import { catalogRoutes } from "./features/catalog/routes.js";
+import { dashboardRoutes } from "./features/dashboard/routes.js";
+import { activeVersionRoute } from "./features/health/active-version.js";
+import { buildReport, CachedReport, defaultChecks, type HealthCheck } from "./features/health/index.js";
+import { healthRoutes } from "./features/health/routes.js";
+import { issueRoutes } from "./features/issues/routes.js";
+import { mcpRoutes } from "./features/mcp/routes.js";
+import { NOTIFICATION_RETENTION, notifications } from "./features/notifications/index.js";
+import { notificationRoutes } from "./features/notifications/routes.js";
+import { webhookEventRoutes } from "./features/outgoing-webhooks/event-routes.js";
 import {
   deliveryWorker,
   WEBHOOK_RETENTION,
   webhookClickFanOut,
-  webhookEventRoutes,
   webhookFanOut,
-  webhookSettingsRoutes,
 } from "./features/outgoing-webhooks/index.js";
-import { reportRoutes, rollupBlocksJob } from "./features/reports/index.js";
-import { settingsRoutes, userRoutes } from "./features/tenants/index.js";
+import { webhookSettingsRoutes } from "./features/outgoing-webhooks/routes.js";
+import { rollupBlocksJob } from "./features/reports/index.js";
+import { reportRoutes } from "./features/reports/routes.js";
+import { userRoutes } from "./features/tenants/routes.js";
+import { settingsRoutes } from "./features/tenants/settings-routes.js";
+import { conversionRoutes } from "./features/tracking/conversion-routes.js";
 import type { ClickBufferOptions } from "./features/tracking/index.js";
-import {
-  conversionRoutes,
-  linkGeneratorRoutes,
-  TRACKING_RETENTION,
-  Tracking,
-  trackingPublicRoutes,
-} from "./features/tracking/index.js";
-import { UsageMeter, usageMetering, usagePurgeJob, usageRoutes } from "./features/usage/index.js";
+import { TRACKING_RETENTION, Tracking } from "./features/tracking/index.js";
+import { linkGeneratorRoutes } from "./features/tracking/link-generator.js";
+import { trackingPublicRoutes } from "./features/tracking/public-routes.js";
+import { UsageMeter, usageMetering, usagePurgeJob } from "./features/usage/index.js";
+import { usageRoutes } from "./features/usage/routes.js";
 import { loadBuildInfo } from "./platform/build-info.js";
 import { type Clock, systemClock } from "./platform/clock.js";
 import type { Db } from "./platform/db/index.js";
@@ -60,6 +55,7 @@ import { MailSender } from "./platform/mail.js";
 import { metrics, metricsRegistry } from "./platform/metrics.js";
 import { openApiDocument } from "./platform/openapi.js";
 import { PLATFORM_RETENTION, retentionJob } from "./platform/retention.js";
+import { WorkerLoops } from "./worker-loops.js";
 
 export interface AppOptions {
   config: Config;
@@ -82,8 +78,15 @@ const BODY_LIMIT_BYTES = 1024 * 1024;
 /** While draining, how long a keep-alive connection stays open after its last answer. */
 const DRAIN_KEEP_ALIVE_MS = 500;
 
+/** The app, its shared parts, and the worker role's loops (started by main.ts, stopped on close). */
+export interface BuiltApp {
+  app: FastifyInstance;
+  ctx: AppContext;
+  workers: WorkerLoops;
+}
+
 /** Builds the whole HTTP service without listening, so tests drive the very same app. */
-export async function buildApp(options: AppOptions): Promise<{ app: FastifyInstance; ctx: AppContext }> {
+export async function buildApp(options: AppOptions): Promise<BuiltApp> {
   const { config, db } = options;
   const clock = options.clock ?? systemClock;
   const { trustProxy } = config;
@@ -154,6 +157,7 @@ export async function buildApp(options: AppOptions): Promise<{ app: FastifyInsta
   // Every conversion writes its delivery events in its own transaction.
   ctx.tracking.conversionHooks.push(webhookFanOut);
   ctx.tracking.clickHooks.push(webhookClickFanOut);
+  const workers = new WorkerLoops({ mail: ctx.mail, delivery: ctx.delivery, notifications: ctx.notifications.worker });
 
   // Revocations from any node reach this node's key cache; buffered writes land before close.
   const stopListening = await listenForRevocations(db, ctx.apiKeys);
@@ -174,8 +178,8 @@ export async function buildApp(options: AppOptions): Promise<{ app: FastifyInsta
     await stopListening().catch(() => undefined);
     // Buffered clicks are written before the database goes: a graceful stop loses none.
     await ctx.tracking.stop();
-    await ctx.delivery.stop();
-    await ctx.notifications.worker.stop();
+    // The worker role's loops stop here only (main.ts starts them): after the requests drained.
+    await workers.stop();
     await ctx.usage.close();
     await ctx.lastUsed.stop().catch(() => undefined);
   });
@@ -258,7 +262,7 @@ export async function buildApp(options: AppOptions): Promise<{ app: FastifyInsta
       await admin.register(swagger, openApiDocument("admin", config.publicBaseUrl));
       // The admin document maps the whole operator surface: behind the admin key, as the routes are.
       await admin.register(async (document) => {
-        document.addHook("onRequest", adminKeyGuard(ctx, adminKey));
+        document.addHook("onRequest", adminKeyGuard(adminKey));
         document.get("/api/swagger/admin/swagger.json", { schema: { hide: true } }, async () => admin.swagger());
       });
       await admin.register(adminRoutes(ctx, adminKey), { prefix: "/api/admin" });
@@ -268,5 +272,5 @@ export async function buildApp(options: AppOptions): Promise<{ app: FastifyInsta
   // The dashboard (web/, built by scripts/build-web.ts) at `/`; the paths above keep their answers.
   await app.register(dashboardRoutes());
 
-  return { app, ctx };
+  return { app, ctx, workers };
 }

@@ -10,7 +10,10 @@ import type { Db } from "./platform/db/index.js";
 import type { JobRegistry } from "./platform/jobs.js";
 import type { MailSender } from "./platform/mail.js";
 
-/** What every feature's routes and jobs are given: the process's shared parts. */
+/**
+ * The process's shared parts, assembled once, in app.ts. A route plugin takes only the part it
+ * uses (a `Pick` of this, e.g. `AuditRouteDeps`), so its signature says what it can reach.
+ */
 export interface AppContext {
   config: Config;
   db: Db;

@@ -24,18 +24,15 @@ async function main(): Promise<void> {
   const jwtSecret = config.jwtSecret ?? (await loadOrCreateSecret(config.dataDir, "jwt-secret"));
   // Clicks beyond the memory bound wait under DATA_DIR while the database is away (docs/limits.md).
   const clicks = { spillDir: join(config.dataDir, "click-spill") };
-  const { app, ctx } = await buildApp({ config, db, jwtSecret, clicks });
+  const { app, ctx, workers } = await buildApp({ config, db, jwtSecret, clicks });
   const log = app.log;
   if (applied.length > 0) log.info({ migrations: applied }, "database migrated");
 
   const background = roles.filter((r): r is BackgroundRole => r === "worker" || r === "scheduler");
   const heartbeat = background.length > 0 ? await startHeartbeat({ ...ctx, roles: background, log }) : undefined;
   const scheduler = roles.includes("scheduler") ? startScheduler({ ...ctx, log }) : undefined;
-  if (roles.includes("worker")) {
-    ctx.mail.start();
-    await ctx.delivery.start();
-    await ctx.notifications.worker.start();
-  }
+  // Stopped by app.close() (buildApp owns them), after the requests have drained.
+  if (roles.includes("worker")) await workers.start();
 
   // Demo data before the port opens: on the embedded database its traffic takes seconds of the
   // only connection, and a request arriving meanwhile (a health check) would hang until it is done.
@@ -84,9 +81,7 @@ async function main(): Promise<void> {
     force.unref();
     try {
       await scheduler?.stop();
-      await ctx.mail.stop();
-      await ctx.delivery.stop();
-      await ctx.notifications.worker.stop();
+      // Closing the app stops the worker loops and the click buffer (written before the database goes).
       await app.close();
       await metricsServer?.close();
       log.info("requests drained; closing the database");

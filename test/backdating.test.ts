@@ -2,7 +2,7 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { TRACKING_RETENTION } from "../src/features/tracking/index.js";
 import { seedTenancy, startTestApp, type Tenancy, type TestApp } from "./helpers/app.js";
 
-// Issue 20, item 2: a conversion's occurredAt is at most the raw-event retention in the past and at
+// A conversion's occurredAt is at most the raw-event retention in the past and at
 // most CONVERSION_MAX_FUTURE_S (default 5 minutes) ahead, through the API (one or a batch) and the
 // postback alike.
 

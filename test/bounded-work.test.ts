@@ -15,7 +15,7 @@ import { ApiError } from "../src/platform/http/errors.js";
 import { seedTenancy, startTestApp, type Tenancy, type TestApp } from "./helpers/app.js";
 import { createPostgresSchema, postgresUrl, type TestDb } from "./helpers/db.js";
 
-// Issue 20, item 1: the work a request may cause is bounded. Report, composite and MCP windows
+// The work a request may cause is bounded. Report, composite and MCP windows
 // have a maximum span and cost the same to plan however long they are; a date the database
 // cannot hold is a 400 naming the parameter; a request's statements run under a statement
 // timeout on PostgreSQL; an MCP tool error never carries the database's message.

@@ -2,8 +2,8 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { seedTenancy, startTestApp, type Tenancy, type TestApp } from "./helpers/app.js";
 import { type CatalogFixture, clickThrough, seedCatalog } from "./helpers/catalog.js";
 
-// POST/GET /api/v1/conversions (API.md "Tracking"): attribution, idempotency, batches,
-// validation, listing and permissions.
+// POST/GET /api/v1/conversions (docs/tracking-and-postbacks.md, docs/conversions.md): attribution,
+// idempotency, batches, validation, listing and permissions.
 
 const RECORD_FIELDS = [
   "id",
@@ -418,8 +418,9 @@ describe("POST /api/v1/conversions: validation", () => {
     expect(body.data.errors[0].message).toMatch(reason);
   });
 
-  // BUG (src/features/tracking/schemas.ts `value` union + the app's ajv coerceTypes): ajv tries the
-  // Number branch first and coerces strings and booleans to floats before readValue sees them.
+  // The `value` union (src/features/tracking/schemas.ts) under the app's ajv coerceTypes must not
+  // coerce strings and booleans to floats before readValue sees them: the API refuses what the
+  // postback refuses.
   it.each([
     ["true", true],
     ["'0x10'", "0x10"],
@@ -441,8 +442,8 @@ describe("POST /api/v1/conversions: validation", () => {
     expect(row?.value).toBe("123456789012345.1234");
   });
 
-  // BUG (src/features/tracking/conversion-input.ts readTime): JavaScript's Date rolls the 30th of
-  // February over to the 2nd of March instead of refusing it.
+  // JavaScript's Date rolls the 30th of February over to the 2nd of March; readTime
+  // (src/features/tracking/conversion-input.ts) refuses such a day instead.
   it("occurredAt on a day that does not exist is refused", async () => {
     const res = await post({ type: "Signup", occurredAt: "2026-02-30T10:00:00Z" });
     expect(res.statusCode, res.body).toBe(400);

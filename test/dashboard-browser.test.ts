@@ -3,15 +3,8 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { generateTraffic } from "../src/features/demo/traffic.js";
 import { raiseIssue } from "../src/features/issues/index.js";
 import { seedTenancy, startTestApp, type Tenancy, type TestApp } from "./helpers/app.js";
-import {
-  CHROMIUM,
-  hasChromium,
-  launchChromium,
-  openDashboardPage,
-  type PageLog,
-  screenshot,
-  seriousViolations,
-} from "./helpers/dashboard-browser.js";
+import { CHROMIUM, hasChromium, launchChromium } from "./helpers/chromium.js";
+import { openDashboardPage, type PageLog, screenshot, seriousViolations } from "./helpers/dashboard-browser.js";
 
 // The dashboard end to end: the real service on loopback, its built assets (web/dist), Debian's
 // Chromium. Every figure on the overview must be the API's own answer for the same parameters.
@@ -138,8 +131,8 @@ describe.skipIf(!hasChromium)("dashboard in a browser", () => {
       const shown = await shownTotals(page);
       const figuresMs = Date.now() - started;
       // The range the page asked for, read from its own inputs.
-      const from = await page.getByLabel("From").inputValue();
-      const to = await page.getByLabel("To").inputValue();
+      const from = await page.getByLabel("From", { exact: true }).inputValue();
+      const to = await page.getByLabel("To", { exact: true }).inputValue();
       expect(from).toBe(day(Date.now() - 29 * DAY_MS));
       const previousTo = day(Date.parse(`${from}T00:00:00Z`) - DAY_MS);
       const previousFrom = day(Date.parse(`${previousTo}T00:00:00Z`) - 29 * DAY_MS);

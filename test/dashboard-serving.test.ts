@@ -4,7 +4,7 @@ import { join } from "node:path";
 import { brotliDecompressSync, gunzipSync } from "node:zlib";
 import Fastify from "fastify";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { DASHBOARD_CSP, dashboardRoutes } from "../src/features/dashboard/index.js";
+import { DASHBOARD_CSP, dashboardRoutes } from "../src/features/dashboard/routes.js";
 import { startTestApp, type TestApp } from "./helpers/app.js";
 
 // The dashboard's files as the service serves them (web/dist, built by the global setup):

@@ -6,7 +6,7 @@ import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, inject, it } from "vitest";
 import { openPglite } from "../src/platform/db/pglite.js";
 import { DirectoryLockedError } from "../src/platform/dir-lock.js";
-import { freePort, type Started, start, waitFor } from "./helpers/process.js";
+import { freePort, type Started, start, startScript, waitFor } from "./helpers/process.js";
 
 // One process per embedded database: a second `npm start` or `npm run seed` on the same
 // DATA_DIR is refused at once, naming the directory and the pid that holds it.
@@ -14,21 +14,7 @@ import { freePort, type Started, start, waitFor } from "./helpers/process.js";
 const onPglite = inject("dbKind") === "pglite";
 
 function seed(env: Record<string, string>): Started {
-  const child = spawn(process.execPath, ["--import", "tsx", "scripts/seed.ts", "--days", "1", "--clicks", "5"], {
-    env: { PATH: process.env.PATH ?? "", LOG_LEVEL: "warn", ...env },
-    stdio: ["ignore", "pipe", "pipe"],
-  });
-  let output = "";
-  child.stdout?.on("data", (chunk: Buffer) => {
-    output += chunk.toString();
-  });
-  child.stderr?.on("data", (chunk: Buffer) => {
-    output += chunk.toString();
-  });
-  const exited = new Promise<number | string | null>((resolve) =>
-    child.on("exit", (code, signal) => resolve(code ?? signal)),
-  );
-  return { child, output: () => output, exited };
+  return startScript("scripts/seed.ts", ["--days", "1", "--clicks", "5"], env);
 }
 
 /** A pid that surely belongs to no process any more: one that has just exited. */

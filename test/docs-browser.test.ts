@@ -1,28 +1,16 @@
-import { existsSync } from "node:fs";
-import { type Browser, chromium, type Page } from "playwright-core";
+import type { Browser, Page } from "playwright-core";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { startTestApp, type TestApp } from "./helpers/app.js";
+import { CHROMIUM, hasChromium, launchChromium } from "./helpers/chromium.js";
 
 // The documentation pages in a real browser: Swagger UI at /api/swagger and the Scalar reference at
 // /api/docs must render our operations from assets this server serves (no CDN, no internet).
-const CHROMIUM = "/usr/bin/chromium";
-const hasChromium = existsSync(CHROMIUM);
 if (!hasChromium) {
   console.warn(
     `docs-browser tests skipped: they need Chromium at ${CHROMIUM} (Debian package 'chromium'); CI installs it.`,
   );
 }
 
-const BROWSER_ARGS = [
-  "--headless",
-  "--no-sandbox",
-  "--disable-gpu",
-  "--disable-quic",
-  "--no-first-run",
-  "--disable-background-networking",
-  "--disable-component-update",
-  "--disable-sync",
-];
 // Summaries of GET /api/health and GET /api/v1/me (src/features/health/routes.ts, src/features/auth/routes.ts).
 const HEALTH_SUMMARY = "Service health: api, database, queue, search.";
 const ME_SUMMARY = "The signed-in person; refuses API keys (403)";
@@ -83,7 +71,7 @@ describe.skipIf(!hasChromium)("documentation pages in a browser", () => {
   beforeAll(async () => {
     t = await startTestApp();
     origin = await t.app.listen({ port: 0, host: "127.0.0.1" });
-    browser = await chromium.launch({ executablePath: CHROMIUM, args: BROWSER_ARGS });
+    browser = await launchChromium();
   });
   afterAll(async () => {
     await browser?.close();

@@ -1,16 +1,13 @@
-import { existsSync } from "node:fs";
-import { type Browser, chromium, type Page } from "playwright-core";
+import type { Browser, Page } from "playwright-core";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { startTestApp, type TestApp } from "./helpers/app.js";
+import { CHROMIUM, hasChromium, launchChromium } from "./helpers/chromium.js";
 
 // First contact with the API explorer (/api/swagger) and the reference page (/api/docs) in a real
 // browser: they say plainly what to paste for an API key, and the reference page shows none of
 // Scalar's hosted-product buttons.
-const CHROMIUM = "/usr/bin/chromium";
-const hasChromium = existsSync(CHROMIUM);
 if (!hasChromium) console.warn(`first-contact-browser tests skipped: they need Chromium at ${CHROMIUM}.`);
 
-const BROWSER_ARGS = ["--headless", "--no-sandbox", "--disable-gpu", "--disable-background-networking"];
 const RENDER_TIMEOUT_MS = 20_000;
 // What the ApiKey scheme's description tells to paste (src/platform/openapi.ts).
 const PASTE_HINT = "ApiKey YOUR_KEY";
@@ -36,7 +33,7 @@ describe.skipIf(!hasChromium)("the API explorer and reference page at first cont
   beforeAll(async () => {
     t = await startTestApp();
     origin = await t.app.listen({ port: 0, host: "127.0.0.1" });
-    browser = await chromium.launch({ executablePath: CHROMIUM, args: BROWSER_ARGS });
+    browser = await launchChromium();
   });
   afterAll(async () => {
     await browser?.close();

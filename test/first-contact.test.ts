@@ -1,4 +1,3 @@
-import { type ChildProcess, spawn } from "node:child_process";
 import { randomBytes } from "node:crypto";
 import { existsSync, readFileSync } from "node:fs";
 import { mkdtemp, rm } from "node:fs/promises";
@@ -11,7 +10,7 @@ import { DEMO_TENANT, seedDemo } from "../src/features/demo/seed.js";
 import { generateTraffic } from "../src/features/demo/traffic.js";
 import { escapeMarkdownTags } from "../src/platform/openapi.js";
 import { seedTenancy, startTestApp, type Tenancy, type TestApp } from "./helpers/app.js";
-import { freePort } from "./helpers/process.js";
+import { freePort, run, type Started, waitFor } from "./helpers/process.js";
 import { createHook, simulate, startWebhookTestApp, WEBHOOKS_API } from "./helpers/webhooks.js";
 
 // Issue 22, "first contact": what a new user meets in the first minutes (the explorer's
@@ -258,15 +257,9 @@ describe("removing the demo tenant (npm run demo:reset)", () => {
 
 // ---- The real `npm start`, as a user runs it -------------------------------------------------
 
-interface NpmRun {
-  child: ChildProcess;
-  output: () => string;
-  exited: Promise<number | string | null>;
-}
-
 /** `npm <args>` in this checkout, in a process group of its own (as a terminal would run it). */
-function npm(args: string[], env: Record<string, string>): NpmRun {
-  const child = spawn("npm", args, {
+function npm(args: string[], env: Record<string, string>): Started {
+  return run("npm", args, {
     cwd: process.cwd(),
     env: {
       PATH: process.env.PATH ?? "",
@@ -275,31 +268,8 @@ function npm(args: string[], env: Record<string, string>): NpmRun {
       npm_config_fund: "false",
       ...env,
     },
-    stdio: ["ignore", "pipe", "pipe"],
     detached: true,
   });
-  let output = "";
-  child.stdout?.on("data", (chunk: Buffer) => {
-    output += chunk.toString();
-  });
-  child.stderr?.on("data", (chunk: Buffer) => {
-    output += chunk.toString();
-  });
-  const exited = new Promise<number | string | null>((resolve) =>
-    child.on("exit", (code, signal) => resolve(code ?? signal)),
-  );
-  return { child, output: () => output, exited };
-}
-
-async function waitForText(run: NpmRun, text: RegExp, timeoutMs = 120_000): Promise<RegExpMatchArray> {
-  const deadline = Date.now() + timeoutMs;
-  while (Date.now() < deadline) {
-    const match = run.output().match(text);
-    if (match) return match;
-    if (run.child.exitCode !== null) break;
-    await new Promise((resolve) => setTimeout(resolve, 100));
-  }
-  throw new Error(`did not see ${text} in:\n${run.output()}`);
 }
 
 function portOpen(port: number): Promise<boolean> {
@@ -323,14 +293,14 @@ function alive(pid: number): boolean {
 }
 
 /** Resolves with the run's exit, or with "still running" after the timeout. */
-const exitWithin = (run: NpmRun, ms: number) =>
+const exitWithin = (run: Started, ms: number) =>
   Promise.race([run.exited, new Promise<string>((resolve) => setTimeout(() => resolve("still running"), ms))]);
 
 describe.runIf(onPglite)("npm start, as a new user meets it", () => {
   let dataDir: string;
   let port: number;
   let env: Record<string, string>;
-  const runs: NpmRun[] = [];
+  const runs: Started[] = [];
   beforeAll(async () => {
     dataDir = await mkdtemp(join(tmpdir(), "tp-first-contact-"));
     port = await freePort();
@@ -393,7 +363,7 @@ describe.runIf(onPglite)("npm start, as a new user meets it", () => {
     expect(Math.max(...latencies)).toBeLessThan(2_000);
 
     // The banner: after the listen log line, set apart by a blank line and rules, explaining the keys.
-    await waitForText(first, /Demo traffic:.*\n(.*\n)*={20,}\n/);
+    await waitFor(first, /Demo traffic:.*\n(.*\n)*={20,}\n/, 120_000);
     const text = first.output();
     const bannerAt = text.indexOf("\n\n====");
     expect(text.indexOf("Server listening")).toBeGreaterThan(-1);
@@ -431,7 +401,7 @@ describe.runIf(onPglite)("npm start, as a new user meets it", () => {
 
     const second = npm(["start"], env);
     runs.push(second);
-    await waitForText(second, /Demo traffic:.*\n(.*\n)*={20,}\n/);
+    await waitFor(second, /Demo traffic:.*\n(.*\n)*={20,}\n/, 120_000);
     const again = second.output().match(/Demo login:\s+(\S+) \/ (\S+)/);
     expect(again?.[2]).not.toBe(login?.[2]);
     expect((await signIn(again?.[1], again?.[2])).status).toBe(200);

@@ -4,6 +4,7 @@ import { foldRollupBlocks, MIN_FOLD_BLOCKS } from "../src/features/reports/block
 import { type Click, readConversion, recordConversions, writeClicks } from "../src/features/tracking/index.js";
 import { seedTenancy, startTestApp, type Tenancy, type TestApp } from "./helpers/app.js";
 import { seedCatalog } from "./helpers/catalog.js";
+import { clickOf } from "./helpers/reports.js";
 
 // Issue 20, item 2: the job rollup-blocks writes at most ROLLUP_FOLD_BLOCKS_PER_TRANSACTION blocks
 // per transaction, yields between them, keeps reports exact after every commit, and a run stopped
@@ -32,30 +33,21 @@ async function tenantWithHistory(days: number, seed: number, app: TestApp = t): 
   const clicks: Click[] = [];
   for (let d = 0; d < days; d++) {
     for (let n = 0; n < (d * seed) % 3; n++) {
-      clicks.push({
-        id: `clk_fold_${who.tenantId.slice(-8)}_${d}_${n}`,
-        tenantId: who.tenantId,
-        at: new Date(`${day(d)}T${String(8 + n).padStart(2, "0")}:00:00Z`),
-        linkId: cat.linkId,
-        accountId: cat.accountId,
-        brandId: cat.brandId,
-        programId: cat.programId,
-        trafficSourceId: cat.trafficSourceId,
-        trackerId: null,
-        trackerName: null,
-        gclid: null,
-        fbclid: null,
-        msclkid: null,
-        obclid: null,
-        parameterA: null,
-        parameterB: null,
-        externalClickId: null,
-        utm: null,
-        userAgent: "Mozilla/5.0 fold",
-        ip: "192.0.2.7",
-        country: "DE",
-        referrer: null,
-      });
+      clicks.push(
+        clickOf({
+          id: `clk_fold_${who.tenantId.slice(-8)}_${d}_${n}`,
+          tenantId: who.tenantId,
+          at: new Date(`${day(d)}T${String(8 + n).padStart(2, "0")}:00:00Z`),
+          linkId: cat.linkId,
+          accountId: cat.accountId,
+          brandId: cat.brandId,
+          programId: cat.programId,
+          trafficSourceId: cat.trafficSourceId,
+          userAgent: "Mozilla/5.0 fold",
+          ip: "192.0.2.7",
+          country: "DE",
+        }),
+      );
     }
   }
   for (let i = 0; i < clicks.length; i += 500) await writeClicks(app.testDb.db, clicks.slice(i, i + 500), NOW);

@@ -24,7 +24,7 @@ import {
   Prng,
 } from "./helpers/fuzz-openapi.js";
 
-// Issue 20 item 9: hostile input never yields a 5xx. Every operation of the served OpenAPI
+// Hostile input never yields a 5xx. Every operation of the served OpenAPI
 // documents (client and admin) gets hostile values in every path and query parameter, header
 // and body field, with a real API key holding every scope, then a person's JWT, then the
 // admin key. FUZZ_SEED and FUZZ_ROUNDS replay or widen a run; the seed is in every failure.

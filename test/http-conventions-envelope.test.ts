@@ -3,7 +3,7 @@ import { PERMISSIONS } from "../src/features/auth/index.js";
 import { MAX_PARAM_LENGTH } from "../src/platform/http/conventions.js";
 import { seedTenancy, startTestApp, type Tenancy, type TestApp } from "./helpers/app.js";
 
-// API.md "Conventions": the envelope on every /api answer, errors included; validation errors
+// docs/api-conventions.md: the envelope on every /api answer, errors included; validation errors
 // carry data.errors; an id that does not exist in the caller's tenant is a 404, after 401/403.
 describe("the envelope on every /api error", () => {
   let t: TestApp;

@@ -11,10 +11,10 @@ import {
   startWebhookTestApp,
 } from "./helpers/webhooks.js";
 
-// Conversions and postbacks as an affiliate network's integration meets them (issue 22, items
-// 1-6): a default currency for a value sent without one, null for an absent value, type names in
-// any case, unfilled click id macros refused, one answer for a repeated externalId, and the types
-// documented (docs/conversions.md and the OpenAPI document).
+// Conversions and postbacks as an affiliate network's integration meets them: a default currency
+// for a value sent without one, null for an absent value, type names in any case, unfilled click id
+// macros refused, one answer for a repeated externalId, and the types documented
+// (docs/conversions.md and the OpenAPI document).
 
 const FORM = "application/x-www-form-urlencoded";
 const RECORDABLE = [

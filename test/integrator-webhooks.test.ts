@@ -20,7 +20,7 @@ import {
   WEBHOOKS_API,
 } from "./helpers/webhooks.js";
 
-/** Issue 22, items 8-11: outgoing webhooks and the link generator as integrators meet them. */
+/** Outgoing webhooks and the link generator as integrators meet them. */
 
 const DAY = 86_400_000;
 const path = receiverPaths("/integrator");

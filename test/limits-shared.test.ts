@@ -1,27 +1,11 @@
-import { connect } from "node:net";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { seedTenancy, startTestApp, type TestApp } from "./helpers/app.js";
+import { findRedis, REDIS_URL } from "./helpers/redis.js";
 
 // The limits of the other ways in, shared by two nodes through Redis (REDIS_URL).
 
-const REDIS_URL = "redis://127.0.0.1:6379";
-
-function reachable(url: string, timeoutMs = 1000): Promise<boolean> {
-  const { hostname, port } = new URL(url);
-  return new Promise((resolve) => {
-    const socket = connect({ host: hostname, port: Number(port) });
-    const done = (ok: boolean) => {
-      socket.destroy();
-      resolve(ok);
-    };
-    socket.setTimeout(timeoutMs, () => done(false));
-    socket.once("connect", () => done(true));
-    socket.once("error", () => done(false));
-  });
-}
-
-const redisUp = await reachable(REDIS_URL);
-if (!redisUp) console.warn(`limits-shared.test.ts: no Redis at ${REDIS_URL}; the shared-limit tests do not run`);
+// Known before the tests are collected, so that runIf can use it.
+const redisUp = await findRedis("limits-shared.test.ts");
 
 // Counters in Redis outlive a test run: addresses are drawn at random so that the PGlite and the
 // PostgreSQL runs (or a rerun within the window) never count against each other.

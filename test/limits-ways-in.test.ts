@@ -14,7 +14,7 @@ import { clickThrough, seedCatalog } from "./helpers/catalog.js";
 import { type Receiver, startReceiver } from "./helpers/receiver.js";
 import { createHook, simulate, WEBHOOK_ENV } from "./helpers/webhooks.js";
 
-// Issue 20, item 5: every way into the service has a limit, not /api/v1 alone (docs/limits.md
+// Every way into the service has a limit, not /api/v1 alone (docs/limits.md
 // "Rate limits and quotas"). Limits are set small here; the defaults are tested in "configuration".
 
 type Response = Awaited<ReturnType<TestApp["call"]>>;

@@ -5,7 +5,7 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { generateTraffic } from "../src/features/demo/traffic.js";
 import { seedTenancy, startTestApp, type Tenancy, type TestApp } from "./helpers/app.js";
 
-// The MCP endpoint (spec part 4 "MCP", part 5 item 10), driven by the SDK's own client over real
+// The MCP endpoint (docs/reports-and-mcp.md), driven by the SDK's own client over real
 // HTTP, and checked against the HTTP API it must agree with.
 
 const DAY_MS = 86_400_000;
@@ -197,7 +197,7 @@ beforeAll(async () => {
 
 afterAll(async () => t?.close());
 
-describe("who may use /mcp (spec 5.10)", () => {
+describe("who may use /mcp: a key with reports.read or reports.update", () => {
   it("admits a key with the reports.read scope", async () => {
     await withClient(a.apiKey, async (client) => {
       expect(client.getServerVersion()?.name).toBe("tracking-platform-reports");
@@ -239,7 +239,7 @@ describe("who may use /mcp (spec 5.10)", () => {
       status: 403,
       body: { jsonrpc: "2.0", error: { code: -32003, message: LEGACY_MESSAGE }, id: null },
     });
-    // The same key is a working account-wide key on the HTTP API (spec 5.6): only /mcp reads scopes.
+    // The same key is a working account-wide key on the HTTP API: only /mcp reads scopes.
     const res = await t.call({ method: "GET", url: PATHS.performance, headers: { authorization: keys.legacy } });
     expect(res.statusCode).toBe(200);
   });

@@ -2,7 +2,7 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { seedTenancy, startTestApp, type Tenancy, type TestApp } from "./helpers/app.js";
 import { type CatalogFixture, clickThrough, seedCatalog } from "./helpers/catalog.js";
 
-// POST /collect (API.md "Tracking"): page views from landing pages, and how the conversion
+// POST /collect (docs/tracking-and-postbacks.md): page views from landing pages, and how the conversion
 // detail shows the ones that led to it.
 
 let t: TestApp;
@@ -82,9 +82,8 @@ describe("POST /collect", () => {
     expect(views.map((v) => [v.url, v.title, v.referrer])).toEqual([["https://brand.example/only-url", null, null]]);
   });
 
-  // BUG (src/features/tracking/public-routes.ts PageViewBody + the app's ajv coerceTypes): the
-  // String branch of `Union([String, Null])` is tried first and coerces null to "", so an explicit
-  // null is stored as an empty string.
+  // Under the app's ajv coerceTypes the String branch of `Union([String, Null])` would coerce null
+  // to "" (src/features/tracking/public-routes.ts PageViewBody): an explicit null stays null.
   it("an explicit null title and referrer are stored as null", async () => {
     const clickId = await clickThrough(t, cat);
     const res = await collect({ clickId, url: "https://brand.example/nulls", title: null, referrer: null });

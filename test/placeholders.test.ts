@@ -12,8 +12,8 @@ import {
   validateTemplate,
 } from "../src/features/outgoing-webhooks/placeholders.js";
 
-// Unit tests of the URL placeholder engine (spec part 2 "URL placeholders", part 7 "refusal
-// naming the placeholder"; STYLE 7-8: typed PlaceholderError, messages name the thing at fault).
+// Unit tests of the URL placeholder engine (docs/outgoing-webhooks.md): every name renders as
+// documented, and a refusal is a typed PlaceholderError whose message names the placeholder at fault.
 
 const ALL_NAMES: readonly PlaceholderName[] = [...LIVE_PLACEHOLDERS, ...SIMULATE_ONLY_PLACEHOLDERS];
 
@@ -29,7 +29,7 @@ function refusal(template: string): PlaceholderError {
 }
 
 describe("the name lists", () => {
-  it("hold every name the spec lists, live and simulate-only apart", () => {
+  it("hold every documented name, live and simulate-only apart", () => {
     const specLive = [
       "clickId",
       "externalClickId",
@@ -350,9 +350,9 @@ describe("render", () => {
     expect(render(template, SAMPLE_VALUES)).toBe(expected);
   });
 
-  // BUG: encodeURIComponent throws URIError on a lone UTF-16 surrogate (e.g. a user agent cut in
-  // the middle of an emoji), so one odd value crashes the whole render instead of rendering.
-  it("BUG: a value with a lone surrogate does not throw", () => {
+  // encodeURIComponent throws URIError on a lone UTF-16 surrogate (e.g. a user agent cut in the
+  // middle of an emoji): one odd value must not crash the whole render.
+  it("a value with a lone surrogate does not throw", () => {
     expect(() => render("${clientUserAgent}", { clientUserAgent: "Mozilla \uD83D" })).not.toThrow();
   });
 
@@ -393,7 +393,7 @@ describe("validateTemplate: placeholders", () => {
     },
   );
 
-  it("matches the STYLE example message exactly", () => {
+  it("names an unknown placeholder exactly as written", () => {
     expect(refusal("https://x.example/?c=${clickid2}").message).toBe("Unknown placeholder '${clickid2}'");
   });
 
@@ -536,15 +536,14 @@ describe("validateTemplate: URL shape", () => {
     }
   });
 
-  // BUG: validation renders with SAMPLE_VALUES, which fill the simulate-only names too. A template
-  // whose address comes from a simulate-only value passes save-time validation, yet in every live
-  // postback that value is empty and the URL does not resolve (spec part 2: simulate-only names
-  // render empty in live postbacks; part 4: the URL must resolve to an absolute http/https address).
-  it("BUG: a URL built from a simulate-only value is refused", () => {
+  // Simulate-only names render empty in every live postback, so a URL whose address comes from
+  // one would never resolve to an absolute http/https address: validation must refuse it, even
+  // though SAMPLE_VALUES fill those names.
+  it("a URL built from a simulate-only value is refused", () => {
     refusal("{{{location}}}");
   });
 
-  it("BUG: a host built from a simulate-only value is refused", () => {
+  it("a host built from a simulate-only value is refused", () => {
     refusal("https://{{{medium}}}/pb");
   });
 

@@ -2,7 +2,7 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { seedTenancy, startTestApp, type Tenancy, type TestApp } from "./helpers/app.js";
 import { type CatalogFixture, clickThrough, seedCatalog } from "./helpers/catalog.js";
 
-// GET|POST /postback/{postbackKey} (API.md "Tracking") and the rotation of the key in
+// GET|POST /postback/{postbackKey} (docs/tracking-and-postbacks.md) and the rotation of the key in
 // /api/v1/settings.
 
 const FORM = "application/x-www-form-urlencoded";
@@ -225,9 +225,9 @@ describe("postback", () => {
     expect((await stored(JSON.parse(res.body).conversionId)).value).toBe(-20);
   });
 
-  // BUG (src/features/tracking/public-routes.ts): a field the route schema refuses (a repeated
-  // parameter, a JSON object) goes to the shared error handler, which answers text/plain instead
-  // of the postback's { status: "error", message }; fieldsOf's handling of arrays is unreachable.
+  // A field the route schema refuses (a repeated parameter, a JSON object) must still get the
+  // postback's own { status: "error", message } JSON (src/features/tracking/public-routes.ts), not
+  // the shared error handler's answer.
   it("a repeated parameter still answers the postback's own JSON", async () => {
     const res = await t.call({ method: "GET", url: `/postback/${who.postbackKey}?type=Signup&type=Deposit` });
     expect(res.headers["content-type"]).toMatch(/^application\/json/);

@@ -1,27 +1,9 @@
-import { connect } from "node:net";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { createKeyViaApi, seedTenancy, startTestApp, type Tenancy, type TestApp } from "./helpers/app.js";
+import { findRedis, REDIS_URL } from "./helpers/redis.js";
 
-const REDIS_URL = "redis://127.0.0.1:6379";
-
-/** Whether something accepts TCP connections at the address of `url`. */
-function reachable(url: string, timeoutMs = 1000): Promise<boolean> {
-  const { hostname, port } = new URL(url);
-  return new Promise((resolve) => {
-    const socket = connect({ host: hostname, port: Number(port) });
-    const done = (ok: boolean) => {
-      socket.destroy();
-      resolve(ok);
-    };
-    socket.setTimeout(timeoutMs, () => done(false));
-    socket.once("connect", () => done(true));
-    socket.once("error", () => done(false));
-  });
-}
-
-// Known before the tests are collected, so that it.runIf can use it.
-const redisUp = await reachable(REDIS_URL);
-if (!redisUp) console.warn(`rate-limit.test.ts: no Redis at ${REDIS_URL}; the shared-limit tests do not run`);
+// Known before the tests are collected, so that runIf can use it.
+const redisUp = await findRedis("rate-limit.test.ts");
 
 function get(t: TestApp, url: string, as: string, ip?: string) {
   return t.call({

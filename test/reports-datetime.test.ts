@@ -2,8 +2,9 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { generateTraffic } from "../src/features/demo/traffic.js";
 import { foldRollupBlocks } from "../src/features/reports/blocks.js";
 import { splitWindow } from "../src/features/reports/exact-window.js";
-import { type Click, writeClicks } from "../src/features/tracking/index.js";
-import { seedTenancy, startTestApp, type Tenancy, type TestApp } from "./helpers/app.js";
+import { writeClicks } from "../src/features/tracking/index.js";
+import type { Tenancy, TestApp } from "./helpers/app.js";
+import { catalogOf, clickOf, performanceReport, startWithTraffic } from "./helpers/reports.js";
 import { prng } from "./helpers/workload.js";
 
 // Date-time windows are exact: each report counts the events inside the window, compared here
@@ -15,56 +16,39 @@ const HOUR_MS = 3_600_000;
 
 let t: TestApp;
 let who: Tenancy;
-let other: Tenancy;
 
 /** Two clicks on the tenant's first link at `at`, as the click writer stores them. */
 async function clicksAt(tenantId: string, ats: Date[], tag: string): Promise<void> {
-  const [link] = await t.testDb.db.query<{ id: string; account_id: string; brand_id: string; program_id: string }>(
-    `select l.id, l.account_id, l.brand_id, a.program_id from links l join accounts a on a.id = l.account_id
-      where l.tenant_id = $1 order by l.id limit 1`,
-    [tenantId],
+  const { links, sources } = await catalogOf(t.testDb.db, tenantId);
+  const [link] = links;
+  const [source] = sources;
+  if (!link || source === undefined) throw new Error("the tenant has no link or traffic source");
+  const clicks = ats.map((at, i) =>
+    clickOf({
+      id: `clk_dt_${tag}_${i}`,
+      tenantId,
+      at,
+      linkId: Number(link.id),
+      accountId: Number(link.account_id),
+      brandId: Number(link.brand_id),
+      programId: Number(link.program_id),
+      trafficSourceId: source,
+      userAgent: "Mozilla/5.0 Datetime",
+      ip: `198.51.100.${i + 1}`,
+      country: "DE",
+    }),
   );
-  const [source] = await t.testDb.db.query<{ id: string }>(
-    "select id from traffic_sources where tenant_id = $1 order by id limit 1",
-    [tenantId],
-  );
-  if (!link || !source) throw new Error("the tenant has no link or traffic source");
-  const clicks: Click[] = ats.map((at, i) => ({
-    id: `clk_dt_${tag}_${i}`,
-    tenantId,
-    at,
-    linkId: Number(link.id),
-    accountId: Number(link.account_id),
-    brandId: Number(link.brand_id),
-    programId: Number(link.program_id),
-    trafficSourceId: Number(source.id),
-    trackerId: null,
-    trackerName: null,
-    gclid: null,
-    fbclid: null,
-    msclkid: null,
-    obclid: null,
-    parameterA: null,
-    parameterB: null,
-    externalClickId: null,
-    utm: null,
-    userAgent: "Mozilla/5.0 Datetime",
-    ip: `198.51.100.${i + 1}`,
-    country: "DE",
-    referrer: null,
-  }));
   expect(await writeClicks(t.testDb.db, clicks, NOW)).toBe(clicks.length);
 }
 
 beforeAll(async () => {
-  t = await startTestApp();
-  t.clock.set(NOW.toISOString());
-  who = await seedTenancy(t);
-  other = await seedTenancy(t);
+  // 40 days of clicks and conversions of every type at all hours, over 12 accounts (and another
+  // tenant's traffic, which no report of `who` may count).
+  ({ t, who } = await startWithTraffic(NOW, {
+    who: { days: 40, clicks: 2500, seed: 11, accounts: 12, batchSize: 500 },
+    other: { days: 10, clicks: 200, seed: 12, batchSize: 200 },
+  }));
   const db = t.testDb.db;
-  // 40 days of clicks and conversions of every type at all hours, over 12 accounts.
-  await generateTraffic(db, who.tenantId, { days: 40, clicks: 2500, now: NOW, seed: 11, accounts: 12, batchSize: 500 });
-  await generateTraffic(db, other.tenantId, { days: 10, clicks: 200, now: NOW, seed: 12, batchSize: 200 });
   // Clicks on a day older than the raw events are kept (120 days): at 06:00 and at 18:00.
   const old = Date.parse("2026-02-20T00:00:00Z");
   await clicksAt(who.tenantId, [new Date(old + 6 * HOUR_MS), new Date(old + 18 * HOUR_MS)], "old");
@@ -114,16 +98,7 @@ async function fromRaw(keys: string[], w: Window): Promise<string[]> {
   return rows.map((r) => JSON.stringify({ ...r })).sort();
 }
 
-async function report(query: Record<string, string | number>) {
-  const qs = new URLSearchParams(Object.entries(query).map(([k, v]) => [k, String(v)]));
-  const res = await t.call({
-    method: "GET",
-    url: `/api/v1/reports/events/performance?${qs}`,
-    headers: { authorization: who.apiKey },
-  });
-  expect(res.statusCode, res.body).toBe(200);
-  return res.json() as unknown as { data: Record<string, unknown>[]; pagination: { total: number } };
-}
+const report = (query: Record<string, string | number>) => performanceReport(t, who, query);
 
 const STATS = "clicks,uniqueClicks,ftd,commission";
 const statsOf = (r: Record<string, unknown>) => ({

@@ -20,8 +20,9 @@ import {
   TAIL_DAYS,
 } from "../src/features/tracking/rollups.js";
 import type { Queryable } from "../src/platform/db/index.js";
-import { seedTenancy, startTestApp, type Tenancy, type TestApp } from "./helpers/app.js";
+import { seedTenancy, type Tenancy, type TestApp } from "./helpers/app.js";
 import { clickThrough, createVia, seedCatalog } from "./helpers/catalog.js";
+import { catalogOf, clickOf, type LinkRow, performanceReport, startWithTraffic } from "./helpers/reports.js";
 import { prng } from "./helpers/workload.js";
 
 const NOW = new Date("2026-06-30T18:00:00.000Z");
@@ -31,24 +32,6 @@ const day = (daysBefore: number) => new Date(NOW.getTime() - daysBefore * DAY_MS
 let t: TestApp;
 let who: Tenancy;
 let other: Tenancy;
-
-interface LinkRow {
-  id: string;
-  account_id: string;
-  brand_id: string;
-  program_id: string;
-}
-
-async function catalogOf(tenantId: string): Promise<{ links: LinkRow[]; sources: number[] }> {
-  const db = t.testDb.db;
-  const links = await db.query<LinkRow>(
-    `select l.id, l.account_id, l.brand_id, a.program_id from links l join accounts a on a.id = l.account_id
-      where l.tenant_id = $1 order by l.id`,
-    [tenantId],
-  );
-  const sources = await db.query<{ id: string }>("select id from traffic_sources where tenant_id = $1", [tenantId]);
-  return { links, sources: sources.map((s) => Number(s.id)) };
-}
 
 /** Clicks at random times of the last `days` days, on random links and sources. */
 function randomClicks(
@@ -60,7 +43,7 @@ function randomClicks(
 ): Click[] {
   return Array.from({ length: n }, (_, i) => {
     const link = rnd.pick(cat.links);
-    return {
+    return clickOf({
       id: `clk_rollup_${tenantId.slice(-6)}_${rnd.int(0, 1e9)}_${i}`,
       tenantId,
       at: new Date(NOW.getTime() - rnd.int(0, days * DAY_MS)),
@@ -69,36 +52,24 @@ function randomClicks(
       brandId: Number(link.brand_id),
       programId: Number(link.program_id),
       trafficSourceId: rnd.pick(cat.sources),
-      trackerId: null,
       trackerName: rnd.chance(0.5) ? rnd.pick(["alpha-list", "beta-list"]) : null,
-      gclid: null,
-      fbclid: null,
-      msclkid: null,
-      obclid: null,
-      parameterA: null,
-      parameterB: null,
-      externalClickId: null,
-      utm: null,
       userAgent: rnd.pick(["Mozilla/5.0 A", "Mozilla/5.0 B"]),
       ip: `192.0.2.${rnd.int(1, 6)}`,
       country: rnd.pick([null, "DE", "SE", "GB"]),
-      referrer: null,
-    };
+    });
   });
 }
 
 beforeAll(async () => {
-  t = await startTestApp();
-  t.clock.set(NOW.toISOString());
-  who = await seedTenancy(t);
-  other = await seedTenancy(t);
-  const db = t.testDb.db;
   // 100 days of history over 24 accounts, in small batches: blocks of every span, and past ones.
-  await generateTraffic(db, who.tenantId, { days: 100, clicks: 3000, now: NOW, seed: 5, accounts: 24, batchSize: 400 });
-  await generateTraffic(db, other.tenantId, { days: 20, clicks: 300, now: NOW, seed: 6, batchSize: 150 });
+  ({ t, who, other } = await startWithTraffic(NOW, {
+    who: { days: 100, clicks: 3000, seed: 5, accounts: 24, batchSize: 400 },
+    other: { days: 20, clicks: 300, seed: 6, batchSize: 150 },
+  }));
+  const db = t.testDb.db;
 
   const rnd = prng(20260630);
-  const cat = await catalogOf(who.tenantId);
+  const cat = await catalogOf(t.testDb.db, who.tenantId);
   // A batch written twice (a retry after an unknown outcome): the second time writes nothing.
   const batch = randomClicks(rnd, who.tenantId, cat, 300, 70);
   expect(await writeClicks(db, batch, NOW)).toBe(300);
@@ -191,7 +162,7 @@ describe("concurrent writers", () => {
       if (t.testDb.kind !== "postgres") return;
       const db = t.testDb.db;
       const rnd = prng(777);
-      const cat = await catalogOf(who.tenantId);
+      const cat = await catalogOf(t.testDb.db, who.tenantId);
       const clicks = randomClicks(rnd, who.tenantId, cat, 1200, 2);
       await writeClicks(db, clicks.slice(0, 200), NOW);
       const writers: Promise<unknown>[] = [];
@@ -483,16 +454,7 @@ describe("reports over the coarser rollups", () => {
     return rows.map((r) => JSON.stringify(r)).sort();
   }
 
-  const report = async (query: Record<string, string | number>) => {
-    const qs = new URLSearchParams(Object.entries(query).map(([k, v]) => [k, String(v)]));
-    const res = await t.call({
-      method: "GET",
-      url: `/api/v1/reports/events/performance?${qs}`,
-      headers: { authorization: who.apiKey },
-    });
-    expect(res.statusCode, res.body).toBe(200);
-    return res.json() as unknown as { data: Record<string, unknown>[]; pagination: { total: number } };
-  };
+  const report = (query: Record<string, string | number>) => performanceReport(t, who, query);
 
   it("equal daily_rollups over random windows, by account and by account and source", async () => {
     const rnd = prng(31);

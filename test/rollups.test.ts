@@ -4,7 +4,7 @@ import { seedTenancy, startTestApp, type Tenancy, type TestApp } from "./helpers
 import { type CatalogFixture, createVia, seedCatalog } from "./helpers/catalog.js";
 import { prng } from "./helpers/workload.js";
 
-// What a caller records: a Click is made by the redirect and refused by the API (issue 22).
+// What a caller records: a Click is made by the redirect and refused by the API (docs/conversions.md).
 const RECORDED_TYPES = CONVERSION_TYPES.filter((type) => type !== "Click");
 
 const COLUMN: Record<ConversionType, string> = {

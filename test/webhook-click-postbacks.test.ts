@@ -18,11 +18,10 @@ import {
   WEBHOOKS_API,
 } from "./helpers/webhooks.js";
 
-// Click postbacks (spec part 6: Click is offered in a webhook's type list only when click webhooks
-// are turned on for the account; API.md: "`Click` fires only where the tenant has click webhooks
-// turned on"; issue 6 item 1). A real click through /go, with the click buffer written by hand,
-// makes one delivery event per matching webhook, of type Click, carrying the click id and no
-// conversion; the worker is ticked by hand against a real loopback receiver.
+// Click postbacks (docs/outgoing-webhooks.md: Click is offered in a webhook's type list, and fires,
+// only where the tenant has click webhooks turned on). A real click through /go, with the click
+// buffer written by hand, makes one delivery event per matching webhook, of type Click, carrying
+// the click id and no conversion; the worker is ticked by hand against a real loopback receiver.
 
 let t: TestApp;
 let rx: Receiver;

@@ -9,7 +9,7 @@ import type { Db } from "../src/platform/db/types.js";
 import { createPostgresSchema, postgresUrl } from "./helpers/db.js";
 import { freePort, type Started, start, waitFor } from "./helpers/process.js";
 
-// Issue 6, crash test: the service is killed with SIGKILL in the middle of a burst of
+// Crash test: the service is killed with SIGKILL in the middle of a burst of
 // conversions whose postbacks a slow receiver is taking; started again, it delivers every
 // event at least once, and no event is marked Delivered unless the receiver got it.
 

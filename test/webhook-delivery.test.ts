@@ -30,7 +30,7 @@ import {
 } from "./helpers/webhooks.js";
 
 // Outgoing conversion webhooks, from the conversion to what a real loopback receiver gets
-// (spec parts 2, 4, 5.12-13, 6 and 8; API.md "Outgoing conversion webhooks"): fan-out,
+// (docs/outgoing-webhooks.md): fan-out,
 // the request, failures and retries, leases, the attempt log, the events API and the worker loop.
 
 const HOUR = 3_600_000;
@@ -180,7 +180,7 @@ describe("fan-out: which conversions create delivery events", () => {
   });
 
   // Click postbacks come from clicks through /go (test/webhook-click-postbacks.test.ts, the
-  // entitlement included); a Click is not a conversion a caller records (issue 22).
+  // entitlement included); a Click is not a conversion a caller records (docs/conversions.md).
   it("a Click posted to the API is refused and fires nothing, even with click webhooks on", async () => {
     const { who } = await seedTenantWithCatalog(t);
     const [pAll, pClick] = [path("all"), path("click")];
@@ -515,10 +515,10 @@ describe("failures and retries", () => {
     expect(attempt.durationMs).toBeLessThan(2000);
   });
 
-  // BUG (src/features/outgoing-webhooks/delivery.ts, deliver): the receiver's body is stored in
-  // jsonb, which cannot hold U+0000. The attempt's transaction fails, so nothing is logged, the
-  // event stays Queued with 0 attempts, and every time its lease runs out it is sent again, past
-  // the 10-attempt cap. Remove `.fails` once the stored body is cleaned of NUL characters.
+  // The receiver's body is stored in jsonb, which cannot hold U+0000: unless deliver
+  // (src/features/outgoing-webhooks/delivery.ts) cleans it, the attempt's transaction fails,
+  // nothing is logged, and the event is sent again every time its lease runs out, past the
+  // 10-attempt cap.
   it("logs a 2xx whose body holds a NUL character and sends it only once", async () => {
     const p = path("nul-body");
     rx.on(p, { status: 200, body: "ok\u0000done" });

@@ -18,12 +18,12 @@ import {
   withId,
 } from "./helpers/webhooks.js";
 
-// Metering of outgoing webhook postbacks (spec part 6 "Metering", part 8 "postback metering";
-// API.md "Outgoing conversion webhooks": the allowance is per calendar month (UTC), an event is
-// sent while the month's sent count is below 110% of the allowance, otherwise it is Held; an
-// event counts once, at its first attempt; retries, resends and simulated events do not count
-// again; issue `webhook_allowance_exceeded`; admin surface: `webhookAllowance`, null unlimited).
-// Tenants are made through the admin API; the worker is ticked by hand; the clock is the app's.
+// Metering of outgoing webhook postbacks (docs/outgoing-webhooks.md: the allowance is per calendar
+// month (UTC), an event is sent while the month's sent count is below 110% of the allowance,
+// otherwise it is Held; an event counts once, at its first attempt; retries, resends and simulated
+// events do not count again; issue `webhook_allowance_exceeded`; admin surface: `webhookAllowance`,
+// null unlimited). Tenants are made through the admin API; the worker is ticked by hand; the clock
+// is the app's.
 
 const ADMIN = { authorization: `Bearer ${ADMIN_KEY}` };
 const HOUR = 3_600_000;

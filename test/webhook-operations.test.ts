@@ -26,9 +26,9 @@ import {
   withId,
 } from "./helpers/webhooks.js";
 
-// Operations on outgoing conversion webhook events (spec part 4 "Outgoing conversion webhooks",
-// 5.12; API.md "Outgoing conversion webhooks"): resend, cancel a range, delete one or a range,
-// and Simulate, against a real loopback receiver, with the delivery worker ticked by hand.
+// Operations on outgoing conversion webhook events (docs/outgoing-webhooks.md): resend, cancel a
+// range, delete one or a range, and Simulate, against a real loopback receiver, with the delivery
+// worker ticked by hand.
 
 const HOUR = 3_600_000;
 const DAY = 24 * HOUR;
@@ -288,7 +288,8 @@ describe("POST events/cancel", () => {
     expect((await cancel(who.apiKey, { dateFrom: day2, dateTo: day3 })).json().data).toEqual({ cancelled: 0 });
   });
 
-  // API.md: Paused = "webhook suspended; sent when re-enabled". Cancel must stop exactly those in the range.
+  // Paused means the webhook is suspended; such events are sent when it is re-enabled. Cancel must
+  // stop exactly those in the range.
   it("a cancelled Paused event stays unsent when its webhook is re-enabled; a Paused one outside the range goes out", async () => {
     const who = await tenant();
     const p = path("paused");
@@ -397,7 +398,7 @@ describe("POST events/cancel", () => {
   });
 });
 
-// API.md Conventions: "ids are then looked up inside the caller's tenant (404)".
+// Ids are looked up inside the caller's tenant: another tenant's id is a 404.
 describe("bulk cancel and delete narrowed to a webhook id the tenant does not have", () => {
   it("answer 404 naming the webhook id, for an unknown id and another tenant's, and change nothing", async () => {
     const who = await tenant();
@@ -554,7 +555,7 @@ describe("deleting events", () => {
   });
 });
 
-// API.md Conventions: "A missing permission is 403 before any lookup", and the body is validated
+// A missing permission is a 403 before any lookup, and the body is validated
 // after the permissions: a caller lacking either permission is refused the same way whatever it sends.
 describe("permissions of the destructive event routes come before the body and any lookup", () => {
   it("cancel, range delete and single delete are 403 for a caller without account.admin, even with a bad body", async () => {
@@ -746,7 +747,7 @@ describe("POST settings/{id}/simulate", () => {
     ]);
   });
 
-  // API.md: `POST settings/{id}/simulate` `{ conversionType? }`; the route declares its body optional.
+  // `POST settings/{id}/simulate` takes `{ conversionType? }`; the route declares its body optional.
   it("accepts a request with no body at all", async () => {
     const who = await tenant();
     const p = path("no-body");
@@ -811,7 +812,7 @@ describe("POST settings/{id}/simulate", () => {
     expect(events.find((e) => e.id === simulated)?.simulated).toBe(true);
   });
 
-  // API.md: "A Disabled webhook creates no events."
+  // A Disabled webhook creates no events, simulated ones included.
   it("refuses a Disabled webhook with 409 naming the reason, creating no event; once enabled it simulates", async () => {
     const who = await tenant();
     const p = path("disabled");

@@ -22,7 +22,7 @@ const RECORD_KEYS = [
   "url",
 ];
 
-/** The placeholder names spec part 2 lists (the id forms included). */
+/** The live placeholder names a webhook URL may use (the id forms included). */
 const SPEC_LIVE = [
   "clickId",
   "externalClickId",
@@ -550,7 +550,7 @@ describe("outgoing webhook settings", () => {
       expect(res.json().data.errors[0].path).toBe("url");
     });
 
-    // A value the conversion does not have renders empty (spec part 2): a URL that is then no web
+    // A value the conversion does not have renders empty: a URL that is then no web
     // address would only be found at send time, suspending the webhook as 'Webhook URL Is Invalid'.
     it("refuses a URL that is no web address once a placeholder renders empty, naming the placeholder", async () => {
       const url = "https://{{{parameterA}}}/postback";
@@ -680,7 +680,7 @@ describe("outgoing webhook settings", () => {
       names = res.json().data;
     });
 
-    it("lists every name of the spec, the simulate-only ones flagged", () => {
+    it("lists every placeholder name, the simulate-only ones flagged", () => {
       const byName = new Map(names.map((p) => [p.name, p.simulateOnly]));
       for (const name of SPEC_LIVE) expect(byName.get(name), name).toBe(false);
       for (const name of SIMULATE_ONLY) expect(byName.get(name), name).toBe(true);

@@ -18,7 +18,7 @@ import {
   WEBHOOKS_API,
 } from "./helpers/webhooks.js";
 
-// A visitor must never steer a postback (issue 20, item 3). Click parameters (pa, pb, gclid, the
+// A visitor must never steer a postback (docs/limits.md). Click parameters (pa, pb, gclid, the
 // user agent) are visitor input that raw placeholders insert as they are: a raw placeholder is
 // refused at save in the scheme, user info, host or port; in the path and query a raw value
 // cannot open a query, a parameter or a fragment of its own; and at send time a postback whose

@@ -16,11 +16,11 @@ import {
   WEBHOOKS_API,
 } from "./helpers/webhooks.js";
 
-// Suspension of an outgoing webhook that got nothing but failures for 5 days (issue 6 item 8;
-// API.md "Webhook status moves": Enabled -> Suspended "when nothing but failures came back for
-// 5 days"; spec part 3: Suspended -> Enabled only by the caller, a suspended webhook sends nothing
-// until then). Time is the app's clock; a real loopback receiver answers 500 or 200; the worker is
-// ticked by hand. Retries come about every WEBHOOK_RETRY_INTERVAL_S (one hour here, ±10%).
+// Suspension of an outgoing webhook that got nothing but failures for 5 days
+// (docs/outgoing-webhooks.md: Enabled -> Suspended when nothing but failures came back for 5
+// days; Suspended -> Enabled only by the caller, a suspended webhook sends nothing until then).
+// Time is the app's clock; a real loopback receiver answers 500 or 200; the worker is ticked by
+// hand. Retries come about every WEBHOOK_RETRY_INTERVAL_S (one hour here, ±10%).
 
 const MINUTE = 60_000;
 const HOUR = 60 * MINUTE;

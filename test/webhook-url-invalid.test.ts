@@ -19,9 +19,8 @@ import {
   withId,
 } from "./helpers/webhooks.js";
 
-// 'Webhook URL Is Invalid' (spec part 6 "Issues", part 3 "Webhook status"; API.md "Issues" and
-// "Outgoing conversion webhooks"; issue 6 item 8): a URL saved before save-time validation existed
-// and broken at send time. Save-time validation refuses such URLs, so each test saves a valid
+// 'Webhook URL Is Invalid' (docs/outgoing-webhooks.md): a URL saved before save-time validation
+// existed and broken at send time. Save-time validation refuses such URLs, so each test saves a valid
 // webhook through the API and then writes the old URL into its row, as a migration would have
 // left it. A placeholder that is not a plain name, or a URL that does not render to an absolute
 // http(s) address, stops postbacks (webhook Suspended); a placeholder naming nothing held sends

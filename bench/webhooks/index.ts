@@ -27,7 +27,7 @@ import { BenchReceiver } from "./receiver.js";
  *                   receiver's first request, p50/p99 (recordingP50Ms: how long recording took);
  *                   the ratio is p50 over a bare GET round trip's p50
  * Every event must end Delivered after one attempt and reach the receiver, or the run fails.
- * Goals (issue 6): >= 2,000 deliveries/s on one worker process; latency p50 <= 50 ms.
+ * Goals: >= 2,000 deliveries/s on one worker process; latency p50 <= 50 ms.
  */
 
 const BENCH = "webhooks";

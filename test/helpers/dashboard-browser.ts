@@ -1,28 +1,10 @@
-import { existsSync } from "node:fs";
 import { mkdir, readFile } from "node:fs/promises";
 import { createRequire } from "node:module";
 import { join } from "node:path";
-import { type Browser, type BrowserContext, chromium, type Page } from "playwright-core";
+import type { Browser, BrowserContext, Page } from "playwright-core";
 
-// Driving the dashboard in Debian's Chromium through playwright-core (nothing is downloaded).
-export const CHROMIUM = "/usr/bin/chromium";
-export const hasChromium = existsSync(CHROMIUM);
-const BROWSER_ARGS = [
-  "--headless",
-  "--no-sandbox",
-  "--disable-gpu",
-  "--disable-quic",
-  "--no-first-run",
-  "--disable-background-networking",
-  "--disable-component-update",
-  "--disable-sync",
-];
 /** Screenshots land here (git-ignored), one per page, to look at. */
 export const ARTIFACTS = join(import.meta.dirname, "..", "..", "artifacts", "dashboard");
-
-export function launchChromium(): Promise<Browser> {
-  return chromium.launch({ executablePath: CHROMIUM, args: BROWSER_ARGS });
-}
 
 export interface PageLog {
   /** Requests to our origin that failed or answered 5xx, or 4xx other than those expected. */

@@ -1,7 +1,8 @@
-import { type ChildProcess, spawn } from "node:child_process";
+import { type ChildProcess, type SpawnOptions, spawn } from "node:child_process";
 import { createServer } from "node:net";
 
-// The service as `npm start` runs it, in a child process: for tests of the real entry point.
+// The service as `npm start` runs it (or a script, or npm itself), in a child process: for tests
+// of the real entry points.
 
 export interface Started {
   child: ChildProcess;
@@ -21,11 +22,9 @@ export async function freePort(): Promise<number> {
   });
 }
 
-export function start(args: string[], env: Record<string, string>): Started {
-  const child = spawn(process.execPath, ["--import", "tsx", "src/main.ts", ...args], {
-    env: { PATH: process.env.PATH ?? "", LOG_LEVEL: "warn", ...env },
-    stdio: ["ignore", "pipe", "pipe"],
-  });
+/** `command args` as a child process, its stdout and stderr gathered as one text. */
+export function run(command: string, args: string[], options: Omit<SpawnOptions, "stdio"> = {}): Started {
+  const child = spawn(command, args, { ...options, stdio: ["ignore", "pipe", "pipe"] });
   let output = "";
   child.stdout?.on("data", (chunk: Buffer) => {
     output += chunk.toString();
@@ -38,6 +37,17 @@ export function start(args: string[], env: Record<string, string>): Started {
     child.on("exit", (code, signal) => resolve(code ?? signal)),
   );
   return { child, output: () => output, exited };
+}
+
+/** A TypeScript file of this checkout (src/main.ts, scripts/*.ts) run as npm runs it, through tsx. */
+export function startScript(script: string, args: string[], env: Record<string, string>): Started {
+  return run(process.execPath, ["--import", "tsx", script, ...args], {
+    env: { PATH: process.env.PATH ?? "", LOG_LEVEL: "warn", ...env },
+  });
+}
+
+export function start(args: string[], env: Record<string, string>): Started {
+  return startScript("src/main.ts", args, env);
 }
 
 export async function waitFor(started: Started, text: RegExp, timeoutMs = 60_000): Promise<RegExpMatchArray> {

@@ -14,9 +14,9 @@ import { join } from "node:path";
 import { promisify } from "node:util";
 
 /**
- * A real webhook receiver on loopback (STYLE.md 16): records every request it gets and answers
- * each path as scripted: a status (2xx, 5xx, 302...), a hang past any timeout, or a reset
- * connection. Unscripted paths answer 200.
+ * A real webhook receiver on loopback (tests talk to real HTTP, never a mocked sender): records
+ * every request it gets and answers each path as scripted: a status (2xx, 5xx, 302...), a hang
+ * past any timeout, or a reset connection. Unscripted paths answer 200.
  */
 
 export interface Received {

@@ -34,7 +34,7 @@ export const PAYLOAD_KEYS = [
   "trafficSource",
 ];
 
-/** The placeholders only Simulate fills (spec part 2): a live postback renders them empty. */
+/** The placeholders only Simulate fills (docs/outgoing-webhooks.md): a live postback renders them empty. */
 export const SIMULATE_ONLY = [
   "medium",
   "campaign",

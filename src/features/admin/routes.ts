@@ -48,10 +48,7 @@ const security = [{ adminKey: [] }];
 const EARLIEST_JOB_INSTANT = new Date("1970-01-01T00:00:00Z");
 const LATEST_JOB_INSTANT = new Date("9000-12-31T23:59:59.999Z");
 
-export function adminKeyGuard(
-  _ctx: AppContext,
-  adminKey: string,
-): (request: FastifyRequest, reply: FastifyReply) => Promise<void> {
+export function adminKeyGuard(adminKey: string): (request: FastifyRequest, reply: FastifyReply) => Promise<void> {
   return async (request, reply) => {
     // Wrong credentials are counted per client IP; past the limit the address is refused (429)
     // even with the right key until the window ends, so guessing gains nothing by going on.
@@ -71,10 +68,13 @@ export function adminKeyGuard(
   };
 }
 
+/** What these routes use of the app's shared parts (assembled in app.ts). */
+export type AdminRouteDeps = Pick<AppContext, "db" | "clock" | "apiKeys" | "jobs" | "nodeId">;
+
 /** The operator's surface under /api/admin; registered only when ADMIN_API_KEY is set. */
-export function adminRoutes(ctx: AppContext, adminKey: string): FastifyPluginAsyncTypebox {
+export function adminRoutes(ctx: AdminRouteDeps, adminKey: string): FastifyPluginAsyncTypebox {
   return async (app) => {
-    app.addHook("onRequest", adminKeyGuard(ctx, adminKey));
+    app.addHook("onRequest", adminKeyGuard(adminKey));
 
     app.post(
       "/tenants",

@@ -6,7 +6,7 @@ import { emitNotification } from "../notifications/index.js";
 const HOUR_MS = 3_600_000;
 const DAY_MS = 24 * HOUR_MS;
 const WARN_DAYS = 7;
-/** The UTC hour of the daily run (spec part 3: "daily job at 08:00 UTC"). */
+/** The UTC hour of the daily run that raises and escalates expiry issues (docs/auth-and-tokens.md). */
 const DAILY_HOUR = 8;
 
 interface ExpiringRow {
@@ -26,8 +26,8 @@ function lastDailyRun(now: Date): Date {
 }
 
 /**
- * Hourly, so that an expiry issue turns critical within the hour the key stops working (spec
- * part 3: "expiry reached -> issue critical"), while raising and escalating stay daily:
+ * Hourly, so that an expiry issue turns critical within the hour the key stops working (once a
+ * key has expired, its issue is critical), while raising and escalating stay daily:
  *
  * - The 08:00 UTC run (any run whose `now` falls in that hour, manual ones included) goes
  *   through every key expiring within 7 calendar days: it opens an `api_token_expiring` issue

@@ -11,11 +11,14 @@ import { createApiToken, deleteApiToken, getApiToken, listApiTokens } from "./se
 
 const TokenId = PathId("API key");
 
+/** What these routes use of the app's shared parts (assembled in app.ts). */
+export type ApiTokenRouteDeps = Pick<AppContext, "db" | "clock" | "apiKeys">;
+
 /**
  * /api-tokens: every endpoint needs account.admin (the auth hook, 403 first) and the tenant's
  * api_tokens entitlement (403, before the body is validated).
  */
-export function apiTokenRoutes(ctx: AppContext): FastifyPluginAsyncTypebox {
+export function apiTokenRoutes(ctx: ApiTokenRouteDeps): FastifyPluginAsyncTypebox {
   return async (app) => {
     app.addHook("onRequest", async (request) => {
       if (!callerOf(request).entitlements.apiTokens) {
@@ -110,7 +113,7 @@ export function apiTokenRoutes(ctx: AppContext): FastifyPluginAsyncTypebox {
     app.delete(
       "/api-tokens/:id",
       {
-        // It never errors on an unknown id (spec part 7), whatever the id: 200 `deleted: false`.
+        // It never errors on an unknown id, whatever the id: 200 `deleted: false`.
         config: { ...config, anyPathId: true },
         schema: {
           tags: ["API tokens"],

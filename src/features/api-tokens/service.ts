@@ -59,7 +59,7 @@ const UNIQUE_VIOLATION = "23505";
 const NAME_INDEX = "api_tokens_name_unique";
 
 /**
- * "One year after creation" (spec: the default expiry and the latest one allowed) is a calendar
+ * "One year after creation" (the default expiry and the latest one allowed) is a calendar
  * year in UTC: the same month, day and time of day next year, so a year across 29 February is
  * 366 days. A key created on 29 February gets 28 February of the next year, never 1 March: the
  * year never runs past the creation date's month.

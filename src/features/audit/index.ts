@@ -1,2 +1,1 @@
-export { auditRoutes } from "./routes.js";
 export { type Actor, actorOf, recordAudit } from "./service.js";

@@ -30,7 +30,10 @@ const AuditQuery = Type.Object({
   dateTo: Type.Optional(DateParam),
 });
 
-export function auditRoutes(ctx: AppContext): FastifyPluginAsyncTypebox {
+/** What these routes use of the app's shared parts (assembled in app.ts). */
+export type AuditRouteDeps = Pick<AppContext, "db">;
+
+export function auditRoutes(ctx: AuditRouteDeps): FastifyPluginAsyncTypebox {
   return async (app) => {
     app.get(
       "/audit-log",

@@ -28,7 +28,8 @@ function keyHash(rawKey: string): string {
 
 /**
  * Verifies `ApiKey` credentials by the SHA-256 of the raw key. Valid keys are cached for
- * `ttlMs`, so a revoked key can work on another node for up to that long (spec 5.7);
+ * `ttlMs`, so a revoked key can work on another node for up to that long (the fallback when it
+ * misses the revocation broadcast; docs/auth-and-tokens.md);
  * expiry is checked on every call, cached or not.
  */
 export class ApiKeyVerifier {

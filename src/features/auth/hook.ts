@@ -3,13 +3,13 @@ import fp from "fastify-plugin";
 import { ApiError } from "../../platform/http/errors.js";
 import { type Authenticator, authenticate, cachedApiKeyCaller, refuseQueryCredentials } from "./authenticate.js";
 import type { Permission } from "./permissions.js";
-import type { Principal, UserPrincipal } from "./principal.js";
+import type { Principal } from "./principal.js";
 
 declare module "fastify" {
   interface FastifyContextConfig {
     /** No credential needed (login, health). */
     public?: boolean;
-    /** Tied to a person: an API key gets 403 (spec 5.3). */
+    /** Tied to a person: an API key gets 403 (as `GET /api/v1/me` does). */
     person?: boolean;
     /** Checked before the body is validated or anything is looked up; several: all of them. */
     permission?: Permission | readonly Permission[];
@@ -17,18 +17,6 @@ declare module "fastify" {
   interface FastifyRequest {
     principal: Principal | null;
   }
-}
-
-/** The authenticated caller of a route that is not public. */
-export function callerOf(request: FastifyRequest): Principal {
-  if (!request.principal) throw ApiError.unauthorized("Authentication required");
-  return request.principal;
-}
-
-export function personOf(request: FastifyRequest): UserPrincipal {
-  const principal = callerOf(request);
-  if (principal.kind !== "user") throw ApiError.forbidden("This endpoint needs a signed-in person");
-  return principal;
 }
 
 function requirePermission(principal: Principal, permission: Permission): void {

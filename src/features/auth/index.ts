@@ -1,9 +1,8 @@
 export { ApiKeyVerifier } from "./api-key-verifier.js";
 export { authenticate } from "./authenticate.js";
-export { authHook, callerOf } from "./hook.js";
+export { callerOf } from "./caller.js";
 export { JwtSigner } from "./jwt.js";
 export { LastUsedRecorder } from "./last-used.js";
 export { isPermission, PERMISSIONS, type Permission } from "./permissions.js";
 export type { Principal, TenantEntitlements } from "./principal.js";
 export { broadcastRevoked, listenForRevocations } from "./revocations.js";
-export { authRoutes } from "./routes.js";

@@ -1,4 +1,4 @@
-/** Every permission; also the scope strings an API key can carry (API.md "Tenancy and people"). */
+/** Every permission; also the scope strings an API key can carry (docs/auth-and-tokens.md). */
 export const PERMISSIONS = [
   "account.admin",
   "reports.read",
@@ -34,7 +34,7 @@ export function effectivePermissions(granted: readonly string[]): ReadonlySet<Pe
   return result;
 }
 
-/** An API key acts with account.admin plus its scopes (spec 5.6: treat every key as account-wide). */
+/** An API key acts with account.admin plus its scopes (every key is account-wide; only /mcp reads scopes). */
 export function apiKeyPermissions(scopes: readonly string[]): ReadonlySet<Permission> {
   return effectivePermissions(["account.admin", ...scopes]);
 }

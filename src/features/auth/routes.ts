@@ -7,7 +7,7 @@ import { ApiError } from "../../platform/http/errors.js";
 import { type Limiter, refusedInEnvelope } from "../../platform/http/rate-limit.js";
 import { recordAudit } from "../audit/index.js";
 import { findLogin, rehashPasswordIfOutdated } from "../tenants/index.js";
-import { personOf } from "./hook.js";
+import { personOf } from "./caller.js";
 import { LoginBody, LoginResult, Me } from "./schemas.js";
 
 // Checked when the email is unknown, so a miss costs as long as a wrong password.
@@ -35,7 +35,10 @@ async function loginFailureBudget(limits: Limiter, ip: string, email: string, re
   return { count: () => Promise.all([limits.fail(account, windowMs), limits.fail(address, windowMs)]) };
 }
 
-export function authRoutes(ctx: AppContext): FastifyPluginAsyncTypebox {
+/** What these routes use of the app's shared parts (assembled in app.ts). */
+export type AuthRouteDeps = Pick<AppContext, "db" | "clock" | "jwt">;
+
+export function authRoutes(ctx: AuthRouteDeps): FastifyPluginAsyncTypebox {
   return async (app) => {
     app.post(
       "/auth",

@@ -9,8 +9,11 @@ import { callerOf } from "../auth/index.js";
 import { CatalogIdParams, type CatalogResource, RESOURCES } from "./resources.js";
 import { type Change, createItem, deleteItem, getItem, listItems, updateItem } from "./service.js";
 
+/** What these routes use of the app's shared parts (assembled in app.ts). */
+export type CatalogRouteDeps = Pick<AppContext, "db" | "clock" | "tracking">;
+
 /** list, get, create, update and delete for one catalog resource, all scoped to the caller's tenant. */
-function resourceRoutes(ctx: AppContext, resource: CatalogResource): FastifyPluginAsyncTypebox {
+function resourceRoutes(ctx: CatalogRouteDeps, resource: CatalogResource): FastifyPluginAsyncTypebox {
   const { path, label, tag } = resource;
   const lower = label.toLowerCase();
   const read = { permission: "catalog.read" } as const;
@@ -130,7 +133,7 @@ function resourceRoutes(ctx: AppContext, resource: CatalogResource): FastifyPlug
 }
 
 /** Brands, programs, accounts, brand links, traffic sources and trackers. */
-export function catalogRoutes(ctx: AppContext): FastifyPluginAsyncTypebox {
+export function catalogRoutes(ctx: CatalogRouteDeps): FastifyPluginAsyncTypebox {
   return async (app) => {
     for (const resource of RESOURCES) await app.register(resourceRoutes(ctx, resource));
   };

@@ -42,7 +42,10 @@ function envelopeOf<T extends HealthReport | Omit<HealthReport, "checks">>(repor
   return { code: "ok", message: report.status === "healthy" ? "Healthy" : "Degraded", data: report };
 }
 
-export function healthRoutes(ctx: AppContext, report: () => Promise<HealthReport>): FastifyPluginAsyncTypebox {
+/** What these routes use of the app's shared parts (assembled in app.ts). */
+export type HealthRouteDeps = Pick<AppContext, "config">;
+
+export function healthRoutes(ctx: HealthRouteDeps, report: () => Promise<HealthReport>): FastifyPluginAsyncTypebox {
   return async (app) => {
     app.get(
       "/health",

@@ -1,2 +1,1 @@
-export { issueRoutes } from "./routes.js";
 export { closeIssue, raiseIssue, subjectsWithOpenIssue } from "./service.js";

@@ -21,7 +21,10 @@ const IssueSchema = Type.Object({
   closedAt: Type.Union([Type.String({ format: "date-time" }), Type.Null()]),
 });
 
-export function issueRoutes(ctx: AppContext): FastifyPluginAsyncTypebox {
+/** What these routes use of the app's shared parts (assembled in app.ts). */
+export type IssueRouteDeps = Pick<AppContext, "db">;
+
+export function issueRoutes(ctx: IssueRouteDeps): FastifyPluginAsyncTypebox {
   return async (app) => {
     app.get(
       "/issues",

@@ -10,10 +10,10 @@ import { reportsServer } from "./tools.js";
 
 const MCP_SCOPES = ["reports.read", "reports.update"];
 
-/** Spec 5.10: an ApiKey whose scopes hold reports.read or reports.update; legacy keys are refused. */
+/** Only an ApiKey whose scopes hold reports.read or reports.update; legacy keys are refused. */
 function requireReportsKey(principal: Principal): Extract<Principal, { kind: "apiKey" }> {
   // A person's session is a known caller without the right to this endpoint: 403, as an API key
-  // is on the endpoints tied to a person (spec 5.3).
+  // is on the endpoints tied to a person (`GET /api/v1/me`).
   if (principal.kind !== "apiKey") {
     throw ApiError.forbidden("The MCP endpoint takes an API key: send 'Authorization: ApiKey <key>'");
   }
@@ -46,8 +46,14 @@ function callsIn(body: unknown): number {
 // Untyped: a JSON-RPC batch is an array, and the transport (after the key is checked) judges it.
 const JsonRpc = Type.Unsafe<unknown>({ description: "A JSON-RPC message or batch (MCP)" });
 
+/** What this route uses of the app's shared parts (assembled in app.ts): the authenticator's among them. */
+export type McpRouteDeps = Pick<
+  AppContext,
+  "db" | "clock" | "config" | "build" | "usage" | "lastUsed" | "apiKeys" | "jwt"
+>;
+
 /** POST /mcp: the MCP streamable HTTP endpoint (stateless: one server per request). */
-export function mcpRoutes(ctx: AppContext) {
+export function mcpRoutes(ctx: McpRouteDeps) {
   return async (app: FastifyInstance) => {
     app.post(
       "/mcp",

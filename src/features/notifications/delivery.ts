@@ -6,7 +6,7 @@ import { type SecretBox, SecretUnreadableError, signatureHeader } from "./signin
 
 export interface NotificationSettings {
   timeoutMs: number;
-  /** Seconds to wait before each retry; its length is the number of retries (spec: five). */
+  /** Seconds to wait before each retry; its length is the number of retries (NOTIFICATION_RETRY_SCHEDULE: five). */
   retryScheduleS: readonly number[];
   policy: AddressPolicy;
   box: SecretBox;
@@ -69,8 +69,8 @@ function liveSecrets(receiver: Receiver, box: SecretBox, at: Date): string[] {
 }
 
 /**
- * The Standard Webhooks headers. The signature goes out under the spec's name
- * (Service-Webhook-Signature) and under `webhook-signature`, the name the Standard Webhooks
+ * The Standard Webhooks headers. The signature goes out under the service's own name
+ * (Service-Webhook-Signature, docs/notifications.md) and under `webhook-signature`, the name the Standard Webhooks
  * verifier libraries read, so those libraries verify a message unchanged.
  */
 export function signedHeaders(secrets: readonly string[], messageId: string, at: Date, body: string) {

@@ -1,7 +1,7 @@
 import type { Db, Queryable } from "../../platform/db/index.js";
 import { newId } from "../../platform/ids.js";
 
-/** Operational event types (API.md "Operational webhooks"). */
+/** Operational event types (docs/notifications.md lists each with its `data`). */
 export const NOTIFICATION_TYPES = [
   "api_token.expiring",
   "api_token.expired",

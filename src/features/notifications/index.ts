@@ -8,7 +8,6 @@ import { NotificationWorker } from "./worker.js";
 
 export { emitNotification } from "./events.js";
 export { NOTIFICATION_RETENTION } from "./retention.js";
-export { notificationRoutes } from "./routes.js";
 
 /**
  * Operational webhooks on this node: the secret box and URL policy the routes use, and the

@@ -37,8 +37,11 @@ import {
 const BASE = "/notifications/webhooks";
 const TAG = "Operational webhooks";
 
+/** What these routes use of the app's shared parts (assembled in app.ts). */
+export type NotificationRouteDeps = Pick<AppContext, "db" | "clock" | "notifications">;
+
 /** Registration of operational webhooks and their delivery history (account-admin, as webhook settings). */
-export function notificationRoutes(ctx: AppContext): FastifyPluginAsyncTypebox {
+export function notificationRoutes(ctx: NotificationRouteDeps): FastifyPluginAsyncTypebox {
   const config = { permission: "account.admin" } as const;
   const changeOf = (request: FastifyRequest): RegistrationChange => {
     const caller = callerOf(request);

@@ -7,7 +7,7 @@ import { type RenderedUrl, renderUrl, STEERING_ERROR_TYPES } from "./placeholder
 import { placeholderValues, postPayload, type Snapshot } from "./snapshot.js";
 import { endFailingRuns, trackFailingRun } from "./suspension.js";
 
-/** Spec part 8: up to 10 attempts, for up to 10 days. */
+/** Up to 10 attempts, for up to 10 days, then Failed (docs/outgoing-webhooks.md). */
 export const MAX_ATTEMPTS = 10;
 const MAX_AGE_MS = 10 * 86_400_000;
 

@@ -25,7 +25,7 @@ function rangeWhere(range: EventRange): { where: string; params: unknown[] } {
   return { where, params };
 }
 
-/** A range narrowed to one webhook names one of the tenant's (API.md: ids are looked up in the tenant, 404). */
+/** A range narrowed to one webhook names one of the tenant's (ids are looked up in the caller's tenant: 404). */
 async function checkRangeWebhook(db: Queryable, tenantId: string, range: EventRange): Promise<void> {
   if (range.webhookId === undefined) return;
   const [row] = await db.query("select 1 from outgoing_webhooks where tenant_id = $1 and id = $2", [
@@ -136,7 +136,7 @@ function sampleSnapshot(type: ConversionType, now: Date): Snapshot {
 
 /**
  * Queues a simulated event for the webhook; its outcome shows in the webhook's delivery log.
- * A Disabled webhook creates no events (API.md), simulated ones included: 409. A Suspended one
+ * A Disabled webhook creates no events (docs/outgoing-webhooks.md), simulated ones included: 409. A Suspended one
  * would only hold the event Paused while answering "Request sent": 409 as well, naming how to
  * enable it. The row lock keeps a concurrent PATCH from changing it between the check and the insert.
  */

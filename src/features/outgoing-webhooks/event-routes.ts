@@ -74,12 +74,15 @@ function rangeOf(body: { webhookId?: string | undefined; dateFrom: string; dateT
   return { webhookId: body.webhookId, from, to };
 }
 
-// Spec 5.12: deleting or bulk-cancelling events needs account-admin and traffic-sources.delete,
+// Deleting or bulk-cancelling events needs account-admin and traffic-sources.delete,
 // both checked by the auth hook before the body is validated or anything is looked up.
 const destructive = { config: { permission: ["account.admin", "traffic-sources.delete"] } } as const;
 
+/** What these routes use of the app's shared parts (assembled in app.ts). */
+export type WebhookEventRouteDeps = Pick<AppContext, "db" | "clock">;
+
 /** Delivery events and their attempt logs. */
-export function webhookEventRoutes(ctx: AppContext): FastifyPluginAsyncTypebox {
+export function webhookEventRoutes(ctx: WebhookEventRouteDeps): FastifyPluginAsyncTypebox {
   const config = { permission: "account.admin" } as const;
   return async (app) => {
     app.get(

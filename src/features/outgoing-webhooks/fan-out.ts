@@ -30,7 +30,7 @@ export function candidates(tx: Queryable, tenantIds: string[], clickWebhooksOnly
 }
 
 /**
- * Whether a webhook fires for a conversion (spec 6): affiliate-level ones for every conversion,
+ * Whether a webhook fires for a conversion: affiliate-level ones for every conversion,
  * source-level ones for their source; then its type and attribution filters.
  */
 export function fires(

@@ -8,10 +8,8 @@ import { clickFanOut } from "./click-fan-out.js";
 import { fanOut } from "./fan-out.js";
 import { DeliveryWorker } from "./worker.js";
 
-export { webhookEventRoutes } from "./event-routes.js";
 export { recheckHeldEvents, webhookUsage } from "./metering.js";
 export { WEBHOOK_RETENTION } from "./retention.js";
-export { webhookSettingsRoutes } from "./routes.js";
 export type { DeliveryWorker } from "./worker.js";
 
 /** The conversion hook that writes delivery events in the conversion's transaction. */

@@ -3,7 +3,7 @@ import { closeIssue, raiseIssue } from "../issues/index.js";
 import { type ClaimedEvent, release } from "./delivery.js";
 import { announceEvents } from "./fan-out.js";
 
-/** Spec part 8: sending continues until the month's usage passes 110% of the allowance (11/10, in whole numbers). */
+/** Sending continues until the month's usage passes 110% of the allowance (11/10, in whole numbers). */
 const TOLERANCE_TENTHS = 11;
 
 /** The count below which events are still sent: 110% of the allowance, rounded up; null when unlimited. */

@@ -1,5 +1,5 @@
 /**
- * The placeholder engine of outgoing webhook URLs (spec part 2, "URL placeholders"):
+ * The placeholder engine of outgoing webhook URLs (docs/outgoing-webhooks.md):
  * `${name}` and `{{name}}` insert the URL-encoded value, `{{{name}}}` the raw value. Names are
  * case-insensitive and each is a plain name (never a dotted path). A value the conversion does
  * not have renders as an empty string.

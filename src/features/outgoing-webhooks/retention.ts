@@ -1,6 +1,6 @@
 import type { RetentionRule } from "../../platform/retention.js";
 
-/** Delivery history (events and their attempts) is kept this many days (spec 8, event history). */
+/** Delivery history (events and their attempts) is kept this many days (docs/outgoing-webhooks.md). */
 export const WEBHOOK_HISTORY_DAYS = 120;
 
 /**

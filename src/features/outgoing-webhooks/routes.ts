@@ -42,8 +42,11 @@ import { blockedHostProblem, type HostScreen } from "./url-screen.js";
 const BASE = "/conversions/outgoing/webhooks";
 const TAG = "Outgoing conversion webhooks";
 
-/** Settings of outgoing conversion webhooks (spec 5.12: account-admin rights). */
-export function webhookSettingsRoutes(ctx: AppContext): FastifyPluginAsyncTypebox {
+/** What these routes use of the app's shared parts (assembled in app.ts). */
+export type WebhookSettingsRouteDeps = Pick<AppContext, "db" | "clock" | "config">;
+
+/** Settings of outgoing conversion webhooks (account-admin rights). */
+export function webhookSettingsRoutes(ctx: WebhookSettingsRouteDeps): FastifyPluginAsyncTypebox {
   const config = { permission: "account.admin" } as const;
   const changeOf = (request: FastifyRequest): SettingsChange => {
     const caller = callerOf(request);

@@ -11,7 +11,7 @@ import { announceEvents } from "./fan-out.js";
 import { PlaceholderError, validateTemplate } from "./placeholders.js";
 import type { WebhookStatus } from "./schemas.js";
 
-/** Spec part 8: 5 webhooks per traffic source and 5 affiliate-level, counted separately. */
+/** At most 5 webhooks per traffic source and 5 affiliate-level, counted separately. */
 export const WEBHOOKS_PER_SCOPE = 5;
 
 export interface Webhook {

@@ -172,7 +172,7 @@ export function placeholderValues(snapshot: Snapshot, eventName: string): Placeh
   };
 }
 
-/** The JSON body of a POST postback (API.md); absent values are null. */
+/** The JSON body of a POST postback (docs/outgoing-webhooks.md); absent values are null. */
 export function postPayload(snapshot: Snapshot, eventName: string): Record<string, unknown> {
   const a = snapshot.attribution;
   return {

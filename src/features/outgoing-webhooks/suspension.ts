@@ -2,7 +2,7 @@ import type { Queryable } from "../../platform/db/index.js";
 import { emitNotification } from "../notifications/index.js";
 import type { ClaimedEvent } from "./delivery.js";
 
-/** Spec part 6: a webhook that got nothing but failures for this long is suspended. */
+/** A webhook that got nothing but failures for this long is suspended. */
 const FAILING_MS_TO_SUSPEND = 5 * 86_400_000;
 
 /**

@@ -1,4 +1,3 @@
 export { foldRollupBlocks, rollupBlocksJob } from "./blocks.js";
 export type { ReportLimits } from "./params.js";
 export { findReport, REPORTS } from "./registry.js";
-export { reportRoutes } from "./routes.js";

@@ -69,8 +69,11 @@ const DATA: Record<string, TSchema> = {
   "link-metrics": Type.Array(withMetrics(RESOURCE_BY_TABLE.links.item)),
 };
 
+/** What these routes use of the app's shared parts (assembled in app.ts). */
+export type ReportRouteDeps = Pick<AppContext, "db" | "clock" | "config">;
+
 /** One GET route per registered report. */
-export function reportRoutes(ctx: AppContext): FastifyPluginAsyncTypebox {
+export function reportRoutes(ctx: ReportRouteDeps): FastifyPluginAsyncTypebox {
   // This app's limits (REPORT_MAX_WINDOW_DAYS): another app in the same process may have others.
   const limits: ReportLimits = { maxWindowDays: ctx.config.reportMaxWindowDays };
   return async (app) => {

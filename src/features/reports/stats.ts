@@ -12,7 +12,7 @@ export interface StatDef {
   description: string;
   /** SQL over `m` yielding a float8, its measures read through `read`. */
   of(read: MeasureRead): string;
-  /** May sort the composite endpoints (spec part 2's sortable columns). */
+  /** May sort the composite endpoints (the `sortBy` columns of docs/reports-and-mcp.md). */
   compositeSort: boolean;
 }
 

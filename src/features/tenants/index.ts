@@ -1,4 +1,3 @@
-export { userRoutes } from "./routes.js";
 export { NewUserBody, Tenant as TenantSchema, User as UserSchema } from "./schemas.js";
 export {
   createTenant,
@@ -10,4 +9,3 @@ export {
   updateTenant,
   updateUser,
 } from "./service.js";
-export { settingsRoutes } from "./settings-routes.js";

@@ -6,8 +6,11 @@ import { callerOf } from "../auth/index.js";
 import { ListQuery, User, UserId } from "./schemas.js";
 import { getUser, listUsers } from "./service.js";
 
+/** What these routes use of the app's shared parts (assembled in app.ts). */
+export type UserRouteDeps = Pick<AppContext, "db">;
+
 /** The people of the caller's tenant (read-only; people are managed on the admin surface). */
-export function userRoutes(ctx: AppContext): FastifyPluginAsyncTypebox {
+export function userRoutes(ctx: UserRouteDeps): FastifyPluginAsyncTypebox {
   return async (app) => {
     app.get(
       "/users",

@@ -37,8 +37,11 @@ const RotatedKey = Type.Object({
   postbackUrl: Type.String({ description: "The postback URL with the new key and example parameters" }),
 });
 
+/** What these routes use of the app's shared parts (assembled in app.ts). */
+export type SettingsRouteDeps = Pick<AppContext, "db" | "clock" | "config">;
+
 /** /settings: the tenant's own settings, and rotation of its postback key. */
-export function settingsRoutes(ctx: AppContext): FastifyPluginAsyncTypebox {
+export function settingsRoutes(ctx: SettingsRouteDeps): FastifyPluginAsyncTypebox {
   const base = ctx.config.publicBaseUrl.replace(/\/+$/, "");
   const parameters = "clickId={clickId}&type=Deposit&value={value}&currency={currency}&externalId={transactionId}";
   const settingsOf = async (tenantId: string) => {

@@ -58,8 +58,11 @@ function canonicalizeTypes(body: unknown): void {
   if (Array.isArray(items)) items.forEach(fix);
 }
 
+/** What these routes use of the app's shared parts (assembled in app.ts). */
+export type ConversionRouteDeps = Pick<AppContext, "db" | "clock" | "config">;
+
 /** POST/GET /conversions: conversions recorded by API, one or a batch, and read back. */
-export function conversionRoutes(ctx: AppContext, tracking: Tracking): FastifyPluginAsyncTypebox {
+export function conversionRoutes(ctx: ConversionRouteDeps, tracking: Tracking): FastifyPluginAsyncTypebox {
   // This app's CONVERSION_MAX_FUTURE_S: another app in the same process may have another.
   const limits = conversionTimeLimits(ctx.config);
   return async (app) => {

@@ -1,4 +1,4 @@
-/** Conversion types (API.md "Tracking"). */
+/** Conversion types (docs/conversions.md: which a caller records, which fire webhooks). */
 export const CONVERSION_TYPES = [
   "Click",
   "Signup",

@@ -2,7 +2,6 @@ export type { ClickBufferOptions, ClickHook } from "./click-buffer.js";
 export type { Click } from "./click-writer.js";
 export { writeClicks } from "./click-writer.js";
 export { type ConversionInput, readConversion } from "./conversion-input.js";
-export { conversionRoutes } from "./conversion-routes.js";
 export { type ConversionHook, type ConversionRecord, recordConversions } from "./conversion-service.js";
 export {
   ATTRIBUTION_SOURCES,
@@ -12,8 +11,6 @@ export {
   type ConversionType,
   isConversionType,
 } from "./conversion-types.js";
-export { linkGeneratorRoutes } from "./link-generator.js";
 export { pageViewsFor } from "./page-views.js";
-export { trackingPublicRoutes } from "./public-routes.js";
 export { TRACKING_RETENTION } from "./retention.js";
 export { Tracking } from "./tracking.js";

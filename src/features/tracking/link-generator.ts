@@ -55,8 +55,11 @@ async function requireRow(
   if (!row) throw ApiError.notFound(what, id);
 }
 
+/** What these routes use of the app's shared parts (assembled in app.ts). */
+export type LinkGeneratorRouteDeps = Pick<AppContext, "db" | "config">;
+
 /** GET /link-generator/...: the tracking URL of a brand link on a traffic source. */
-export function linkGeneratorRoutes(ctx: AppContext): FastifyPluginAsyncTypebox {
+export function linkGeneratorRoutes(ctx: LinkGeneratorRouteDeps): FastifyPluginAsyncTypebox {
   return async (app) => {
     app.get(
       "/link-generator/router/brand-link/:brandLinkId/traffic-source/:trafficSourceId/url",

@@ -102,8 +102,11 @@ function fieldsOf(source: unknown): ConversionInput {
   };
 }
 
+/** What these routes use of the app's shared parts (assembled in app.ts). */
+export type TrackingPublicRouteDeps = Pick<AppContext, "db" | "clock" | "config">;
+
 /** The tracking endpoints outside /api: click redirect, postbacks from programs, page views. */
-export function trackingPublicRoutes(ctx: AppContext, tracking: Tracking) {
+export function trackingPublicRoutes(ctx: TrackingPublicRouteDeps, tracking: Tracking) {
   return async (app: FastifyInstance) => {
     // Programs post forms; browsers' sendBeacon posts text/plain holding JSON.
     app.addContentTypeParser("application/x-www-form-urlencoded", { parseAs: "string" }, (_request, body, done) => {

@@ -1,7 +1,7 @@
 import type { RetentionRule } from "../../platform/retention.js";
 
 /**
- * Raw events are kept this many days (spec 8, event history); the rollups reports read are kept.
+ * Raw events are kept this many days (docs/tracking-and-postbacks.md); the rollups reports read are kept.
  * A conversion may not be dated further back (conversion-input.ts): once deleted, its externalId
  * would be free again and the same conversion could be counted twice.
  */

@@ -1,4 +1,4 @@
-/** A `tracker` value: digits only is an id (spec 2), anything else a name of 4 to 50 characters. */
+/** A `tracker` value: digits only is an id (catalog ids are positive integers), else a name of 4 to 50 characters. */
 export type TrackerValue = { kind: "id"; id: number } | { kind: "name"; name: string };
 
 export const TRACKER_NAME_MIN = 4;

@@ -36,8 +36,11 @@ const Breakdown = Type.Array(
   }),
 );
 
+/** What these routes use of the app's shared parts (assembled in app.ts). */
+export type UsageRouteDeps = Pick<AppContext, "db" | "clock" | "usage">;
+
 /** Usage of the tenant's API keys over the rolling 72 hours. */
-export function usageRoutes(ctx: AppContext): FastifyPluginAsyncTypebox {
+export function usageRoutes(ctx: UsageRouteDeps): FastifyPluginAsyncTypebox {
   return async (app) => {
     const config = { permission: "usage.read" } as const;
     // This node's buffered calls are written first, so a caller reading right after its own

@@ -1,4 +1,4 @@
-/** The closed list of error codes the envelope can carry (API.md "Conventions"). */
+/** The closed list of error codes the envelope can carry (docs/api-conventions.md). */
 export type ErrorCode =
   | "validation_error"
   | "unauthorized"

@@ -20,7 +20,7 @@ export function couldBeId(value: string): boolean {
 
 /**
  * A prefixed id in a path, as a plain string: a malformed id is simply an id that does not exist
- * (404, API.md), found so by the lookup, after the caller's credential (401) and permission (403).
+ * (404; docs/api-conventions.md), found so by the lookup, after the caller's credential (401) and permission (403).
  */
 export function PathId(what: string) {
   return Type.Object({ id: Type.String({ description: `The ${what}'s id` }) });

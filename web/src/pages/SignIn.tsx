@@ -59,49 +59,63 @@ export function SignIn() {
           </p>
         )}
         <form onSubmit={submit} noValidate>
-          <div className="field">
-            <label htmlFor="email">Email</label>
-            <input
-              id="email"
-              name="email"
-              type="email"
-              autoComplete="username"
-              required
-              value={email}
-              onChange={(e) => setEmail(e.target.value)}
-              aria-invalid={fieldError("email") ? true : undefined}
-              aria-describedby={fieldError("email") ? "email-error" : undefined}
-            />
-            {fieldError("email") && (
-              <p id="email-error" className="field-error">
-                {fieldError("email")}
-              </p>
-            )}
-          </div>
-          <div className="field">
-            <label htmlFor="password">Password</label>
-            <input
-              id="password"
-              name="password"
-              type="password"
-              autoComplete="current-password"
-              required
-              value={password}
-              onChange={(e) => setPassword(e.target.value)}
-              aria-invalid={fieldError("password") ? true : undefined}
-              aria-describedby={fieldError("password") ? "password-error" : undefined}
-            />
-            {fieldError("password") && (
-              <p id="password-error" className="field-error">
-                {fieldError("password")}
-              </p>
-            )}
-          </div>
+          <Field
+            name="email"
+            label="Email"
+            type="email"
+            autoComplete="username"
+            value={email}
+            onChange={setEmail}
+            error={fieldError("email")}
+          />
+          <Field
+            name="password"
+            label="Password"
+            type="password"
+            autoComplete="current-password"
+            value={password}
+            onChange={setPassword}
+            error={fieldError("password")}
+          />
           <button type="submit" className="button primary wide" disabled={pending}>
             {pending ? "Signing in…" : "Sign in"}
           </button>
         </form>
       </div>
     </main>
+  );
+}
+
+/** A required, labelled input with the API's message for it below, when there is one. */
+function Field(props: {
+  name: string;
+  label: string;
+  type: "email" | "password";
+  autoComplete: string;
+  value: string;
+  onChange: (value: string) => void;
+  error: string | undefined;
+}) {
+  const { name, error } = props;
+  return (
+    <div className="field">
+      <label htmlFor={name}>{props.label}</label>
+      <input
+        id={name}
+        name={name}
+        type={props.type}
+        autoComplete={props.autoComplete}
+        required
+        value={props.value}
+        onChange={(e) => props.onChange(e.target.value)}
+        aria-invalid={error ? true : undefined}
+        aria-describedby={error ? `${name}-error` : undefined}
+      />
+      {error && (
+        <p id={`${name}-error`} className="field-error">
+          {error}
+        </p>
+      )}
+    </div>
   );
 }

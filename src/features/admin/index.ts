@@ -1,1 +1,0 @@
-export { adminKeyGuard, adminRoutes } from "./routes.js";

@@ -1,1 +1,0 @@
-export { DASHBOARD_CSP, dashboardRoutes } from "./routes.js";
