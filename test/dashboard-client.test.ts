@@ -1,6 +1,6 @@
 import { describe, expect, it } from "vitest";
 import { daysOf, isDay, lastDays, lengthInDays, previousPeriod } from "../web/src/dates.js";
-import { formatChange } from "../web/src/format.js";
+import { formatChange, formatLabel } from "../web/src/format.js";
 
 // The dashboard's own logic (web/src): the ranges it asks the reports for, and how it reads a change.
 describe("dashboard date ranges", () => {
@@ -46,5 +46,14 @@ describe("dashboard change against the previous period", () => {
     expect(formatChange(19_982, 18)).toBe("+1,110×");
     expect(formatChange(5, 0)).toBeNull();
     expect(formatChange(0, 0)).toBe("no change");
+  });
+});
+
+describe("dashboard detail labels", () => {
+  it("reads an issue detail's key as words", () => {
+    expect(formatLabel("lastError")).toBe("Last error");
+    expect(formatLabel("failures")).toBe("Failures");
+    expect(formatLabel("expires_at")).toBe("Expires at");
+    expect(formatLabel("httpStatus")).toBe("Http status");
   });
 });

@@ -42,6 +42,25 @@ describe("/metrics on the main port, by default behind the health key", () => {
     }
   });
 
+  it("counts wrong health keys against the same per-address budget as the detailed health", async () => {
+    const guarded = await startTestApp({ env: { HEALTH_KEY_FAILURES_PER_MINUTE: "3" }, testDb: t.testDb });
+    try {
+      for (let guess = 0; guess < 3; guess += 1) {
+        expect((await metrics(guarded, { "x-health-key": `wrong-${guess}` })).statusCode).toBe(401);
+      }
+      // The budget is spent on /metrics: the detailed health refuses this address too, right key included.
+      const detailed = await guarded.call({
+        method: "GET",
+        url: "/api/health/detailed",
+        headers: { "x-health-key": HEALTH_KEY },
+      });
+      expect(detailed.statusCode).toBe(429);
+      expect((await metrics(guarded, { "x-health-key": HEALTH_KEY })).statusCode).toBe(429);
+    } finally {
+      await guarded.close();
+    }
+  });
+
   it("is off (404) when the deployment has neither a metrics key nor a health key", async () => {
     const bare = await startTestApp({ env: { HEALTH_KEY: "" }, testDb: t.testDb });
     try {

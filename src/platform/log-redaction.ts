@@ -184,11 +184,10 @@ export function secretSafeLogger(given: LoggerOption | undefined, level: string)
     serializers: {
       ...base.serializers,
       req: serializeRequest,
-      // Pino hands over whatever was logged under `err`, an Error or not.
+      // Pino runs formatters.log before the serializers, so an Error logged with an object has
+      // usually been shaped (and redacted) by redactValue already: keep that shape as it is.
       err: (error: FastifyError) =>
-        error instanceof Error
-          ? serializeError(error)
-          : { type: typeof error, message: "", stack: "", value: redactValue(error as unknown) },
+        error instanceof Error ? serializeError(error) : (redactValue(error as unknown) as SerializedError),
       // Pino passes the message string through serializers.msg, not through formatters.log.
       msg: (message: unknown) => (typeof message === "string" ? redactText(message) : message),
     },

@@ -89,7 +89,10 @@ export const metrics = fp<MetricsAccess>(
     if (access.port !== undefined || key === undefined) return;
     const healthKeyHeader = access.key === undefined;
     app.get("/metrics", { schema: { hide: true } }, async (request, reply) => {
+      // Accepting the health key here makes this a second place to guess it: the same budget.
+      const countGuess = healthKeyHeader ? await app.limits.healthKeyGuesses(request, reply) : undefined;
       if (!admitted(request, key, healthKeyHeader)) {
+        if (countGuess && (bearerOf(request) || request.headers["x-health-key"])) await countGuess();
         throw ApiError.unauthorized(
           healthKeyHeader
             ? "Metrics need the health key: send 'Authorization: Bearer <HEALTH_KEY>' or X-Health-Key"

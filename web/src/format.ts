@@ -15,6 +15,15 @@ export const formatAmount = (value: number) => amount.format(value);
 export const formatPercent = (value: number) => percent.format(value);
 export const formatDateTime = (iso: string) => `${dateTime.format(new Date(iso))} UTC`;
 
+/** A detail's key as a label a person reads: `lastError` -> "Last error". */
+export const formatLabel = (key: string) => {
+  const words = key
+    .replace(/([a-z0-9])([A-Z])/g, "$1 $2")
+    .replace(/_/g, " ")
+    .toLowerCase();
+  return words.charAt(0).toUpperCase() + words.slice(1);
+};
+
 /**
  * The change from `previous` to `current`, or null when there is nothing to compare with (a
  * previous zero). Beyond ten times, a multiple reads better than a five-digit percentage.

@@ -41,13 +41,14 @@ import {
 const ADMIN: Actor = { type: "admin" };
 const security = [{ adminKey: [] }];
 
+// The jobs count days and 64-day epochs from 1970: a manual run's `now` stays within this span.
+const EARLIEST_JOB_INSTANT = new Date("1970-01-01T00:00:00Z");
+const LATEST_JOB_INSTANT = new Date("9000-12-31T23:59:59.999Z");
+
 /**
  * The admin key check, as an onRequest hook: the admin routes and the admin OpenAPI document
  * (which maps the whole operator surface) are both behind it.
  */
-const EARLIEST_JOB_INSTANT = new Date("1970-01-01T00:00:00Z");
-const LATEST_JOB_INSTANT = new Date("9000-12-31T23:59:59.999Z");
-
 export function adminKeyGuard(adminKey: string): (request: FastifyRequest, reply: FastifyReply) => Promise<void> {
   return async (request, reply) => {
     // Wrong credentials are counted per client IP; past the limit the address is refused (429)

@@ -4,7 +4,6 @@ import type { AppContext } from "../../context.js";
 import { secretsEqual } from "../../platform/crypto.js";
 import { Envelope, ErrorEnvelope } from "../../platform/http/envelope.js";
 import { ApiError } from "../../platform/http/errors.js";
-import { refusedInEnvelope } from "../../platform/http/rate-limit.js";
 import type { HealthReport } from "./report.js";
 
 const StatusSchema = Type.Union([Type.Literal("healthy"), Type.Literal("degraded"), Type.Literal("unhealthy")]);
@@ -87,14 +86,11 @@ export function healthRoutes(ctx: HealthRouteDeps, report: () => Promise<HealthR
         if (expected === undefined) throw new ApiError("not_found", "Route GET /api/health/detailed does not exist");
         // Wrong keys are counted per client IP; past the limit the address is refused (429), the
         // right key included, until the window ends: the key is short enough to be guessed.
-        const { healthKeyFailuresPerMinute, windowMs } = app.limits.options;
-        const failures = `health-fail:ip:${request.ip}`;
-        const budget = await app.limits.check(failures, healthKeyFailuresPerMinute, windowMs);
-        if (!budget.allowed) throw refusedInEnvelope(reply, budget, "wrong health keys from this address");
+        const countGuess = await app.limits.healthKeyGuesses(request, reply);
         const given = request.headers["x-health-key"];
         if (typeof given !== "string" || !secretsEqual(given, expected)) {
           // Only a guess counts: a missing or empty header could never succeed.
-          if (typeof given === "string" && given !== "") await app.limits.fail(failures, windowMs);
+          if (typeof given === "string" && given !== "") await countGuess();
           throw ApiError.unauthorized("X-Health-Key header is missing or wrong");
         }
         const detailed = await report();

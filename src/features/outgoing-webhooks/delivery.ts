@@ -3,7 +3,7 @@ import type { Db, Queryable } from "../../platform/db/index.js";
 import { newId } from "../../platform/ids.js";
 import { type AddressPolicy, type SendResult, send } from "../../platform/webhook-sender.js";
 import { closeIssue, raiseIssue, subjectsWithOpenIssue } from "../issues/index.js";
-import { type RenderedUrl, renderUrl, STEERING_ERROR_TYPES } from "./placeholders.js";
+import { isSteeringError, type RenderedUrl, renderUrl } from "./placeholders.js";
 import { placeholderValues, postPayload, type Snapshot } from "./snapshot.js";
 import { endFailingRuns, trackFailingRun } from "./suspension.js";
 
@@ -207,9 +207,6 @@ export async function attempt(
   return { event, token, attempt: number, at, finished, body, result, status, next };
 }
 
-const STEERING = new Set<string | null>(STEERING_ERROR_TYPES);
-const isSteering = (errorType: string | null) => STEERING.has(errorType);
-
 const iso = (date: Date | null) => (date === null ? null : date.toISOString());
 
 /**
@@ -244,7 +241,7 @@ export async function recordOutcomes(db: Db, outcomes: Outcome[]): Promise<Set<s
       await raiseFailure(tx, outcome);
       // A refusal caused by a visitor's click values says nothing about the receiver: it does
       // not count towards suspending the webhook.
-      if (!isSteering(outcome.result.errorType)) await trackFailingRun(tx, outcome.event, outcome.finished);
+      if (!isSteeringError(outcome.result.errorType)) await trackFailingRun(tx, outcome.event, outcome.finished);
     }
     const delivered = kept.filter((o) => o.result.ok);
     await closeFailures(tx, delivered);

@@ -134,6 +134,15 @@ function sampleSnapshot(type: ConversionType, now: Date): Snapshot {
   };
 }
 
+/** Only an Enabled webhook sends a simulation; any other status is a 409 naming how to enable it. */
+export function assertSimulable(status: string, webhookId: string): void {
+  if (status !== "Enabled") {
+    throw ApiError.conflict(
+      `webhook is ${status}; enable it to simulate (PATCH status Enabled; webhook '${webhookId}')`,
+    );
+  }
+}
+
 /**
  * Queues a simulated event for the webhook; its outcome shows in the webhook's delivery log.
  * A Disabled webhook creates no events (docs/outgoing-webhooks.md), simulated ones included: 409. A Suspended one
@@ -152,11 +161,7 @@ export async function simulate(
     [tenantId, webhookId],
   );
   if (!hook) throw ApiError.notFound("Webhook", webhookId);
-  if (hook.status !== "Enabled") {
-    throw ApiError.conflict(
-      `webhook is ${hook.status}; enable it to simulate (PATCH status Enabled; webhook '${webhookId}')`,
-    );
-  }
+  assertSimulable(hook.status, webhookId);
   const id = newId("evt");
   await db.query(
     `insert into webhook_events (id, tenant_id, webhook_id, conversion_id, click_id, conversion_type, snapshot, status,

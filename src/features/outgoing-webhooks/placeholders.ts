@@ -368,7 +368,13 @@ function rawInOriginProblem(template: string): void {
 
 /** Postbacks refused at send time because a value would steer them (attempt error types). */
 export type SteeringErrorType = "url_origin_changed" | "url_path_changed";
-export const STEERING_ERROR_TYPES: readonly SteeringErrorType[] = ["url_origin_changed", "url_path_changed"];
+const STEERING_ERROR_TYPES: ReadonlySet<string | null> = new Set<SteeringErrorType>([
+  "url_origin_changed",
+  "url_path_changed",
+]);
+
+/** True for the error types of a postback refused because a value would have steered its URL. */
+export const isSteeringError = (errorType: string | null): boolean => STEERING_ERROR_TYPES.has(errorType);
 
 export interface RenderedUrl {
   url: string;

@@ -8,7 +8,7 @@ import { refusedInEnvelope } from "../../platform/http/rate-limit.js";
 import { AddressPolicy } from "../../platform/webhook-sender.js";
 import { actorOf } from "../audit/index.js";
 import { callerOf } from "../auth/index.js";
-import { simulate } from "./event-ops.js";
+import { assertSimulable, simulate } from "./event-ops.js";
 import {
   LIVE_PLACEHOLDERS,
   PlaceholderError,
@@ -193,6 +193,8 @@ export function webhookSettingsRoutes(ctx: WebhookSettingsRouteDeps): FastifyPlu
         if (!webhook) throw ApiError.notFound("Webhook", request.params.id);
         const type = request.body.conversionType ?? simulatedType(webhook.conversionTypes);
         checkSimulatedType(type, change.clickWebhooks);
+        // Refused before the budget is spent (simulate checks again under the row lock).
+        assertSimulable(webhook.status, webhook.id);
         // Each simulation sends a real request outside the monthly allowance: a small budget per
         // webhook, spent only by simulations that will be sent.
         const { simulatePerWebhookPerMinute, windowMs } = app.limits.options;

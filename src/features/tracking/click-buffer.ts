@@ -244,6 +244,8 @@ export class ClickBuffer {
       if (read.skipped > 0)
         this.log.error({ file, lines: read.skipped }, "unreadable lines in the click spill skipped");
       if (read.clicks.length > 0) {
+        // Clicks writeEach drops are counted as dropped, not as replayed.
+        const droppedBefore = this.dropped;
         try {
           await this.write(read.clicks);
         } catch (error) {
@@ -253,7 +255,7 @@ export class ClickBuffer {
             return;
           }
         }
-        this.replayed += read.clicks.length;
+        this.replayed += read.clicks.length - (this.dropped - droppedBefore);
       }
       this.replaying = { file, offset: read.next };
       if (read.done) {

@@ -6,7 +6,7 @@ import {
   isConversionType,
   RECORDABLE_TYPES,
 } from "./conversion-types.js";
-import { TRACKING_RETENTION } from "./retention.js";
+import { RAW_EVENT_RETENTION_DAYS } from "./retention.js";
 
 /** What a program or API caller sends; the postback sends every value as a string. */
 export interface ConversionInput {
@@ -49,16 +49,12 @@ const DECIMAL = /^-?(0|[1-9][0-9]{0,14})(\.[0-9]{1,4})?$/;
 const DAY_MS = 86_400_000;
 
 /**
- * How far back an occurredAt may be: the retention of raw conversions, read from the very rule
- * the retention job applies. A conversion dated before it would be deleted at the next run, and
+ * How far back an occurredAt may be: the retention of raw conversions, the very figure the
+ * retention job applies. A conversion dated before it would be deleted at the next run, and
  * then posted again with the same externalId it would be counted (and its webhooks sent) twice;
  * it would also make the job rollup-blocks rewrite every block from that day on.
  */
-const MAX_AGE_DAYS = (() => {
-  const rule = TRACKING_RETENTION.find((r) => r.table === "conversions" && r.column === "occurred_at");
-  if (!rule) throw new Error("no retention rule for conversions.occurred_at");
-  return rule.days;
-})();
+const MAX_AGE_DAYS = RAW_EVENT_RETENTION_DAYS;
 
 /** How far from the server's clock an occurredAt may be; the future skew comes from CONVERSION_MAX_FUTURE_S. */
 export interface ConversionTimeLimits {

@@ -1,5 +1,5 @@
 import rateLimit from "@fastify/rate-limit";
-import type { FastifyBaseLogger, FastifyInstance, FastifyReply } from "fastify";
+import type { FastifyBaseLogger, FastifyInstance, FastifyReply, FastifyRequest } from "fastify";
 import fp from "fastify-plugin";
 import { Redis } from "ioredis";
 import type { WayInLimits } from "../../config.js";
@@ -156,6 +156,19 @@ export class Limiter {
   /** Counts one failure against `key` (a wrong password, a wrong admin or health key). */
   async fail(key: string, windowMs: number): Promise<void> {
     await this.take(key, Number.MAX_SAFE_INTEGER, windowMs);
+  }
+
+  /**
+   * Wrong health keys from one address, wherever the health key is accepted (the detailed health
+   * and, without a metrics key of its own, /metrics): one budget, so no route is a way around it.
+   * Throws the 429 past the limit, the right key included; returns what counts one wrong guess.
+   */
+  async healthKeyGuesses(request: FastifyRequest, reply: FastifyReply): Promise<() => Promise<void>> {
+    const { healthKeyFailuresPerMinute, windowMs } = this.options;
+    const failures = `health-fail:ip:${request.ip}`;
+    const budget = await this.check(failures, healthKeyFailuresPerMinute, windowMs);
+    if (!budget.allowed) throw refusedInEnvelope(reply, budget, "wrong health keys from this address");
+    return () => this.fail(failures, windowMs);
   }
 
   /** An API key's budget, shared by /api/v1 and /mcp (same counter as the /api/v1 plugin). */

@@ -2,7 +2,7 @@ import { useQuery } from "@tanstack/react-query";
 import { Link } from "@tanstack/react-router";
 import { api, unwrap } from "../api/client";
 import { ErrorState, Loading } from "../components/states";
-import { formatDateTime } from "../format";
+import { formatDateTime, formatLabel } from "../format";
 import { issueRoute } from "../router";
 
 const show = (value: unknown) =>
@@ -23,7 +23,7 @@ export function IssuePage() {
         ["Opened", formatDateTime(data.openedAt)],
         ["Updated", formatDateTime(data.updatedAt)],
         ...(data.closedAt ? [["Closed", formatDateTime(data.closedAt)] as [string, string]] : []),
-        ...Object.entries(data.details).map(([key, value]): [string, string] => [key, show(value)]),
+        ...Object.entries(data.details).map(([key, value]): [string, string] => [formatLabel(key), show(value)]),
       ]
     : [];
   return (
