@@ -4,7 +4,14 @@ import { generateTraffic } from "../src/features/demo/traffic.js";
 import { raiseIssue } from "../src/features/issues/index.js";
 import { seedTenancy, startTestApp, type Tenancy, type TestApp } from "./helpers/app.js";
 import { CHROMIUM, hasChromium, launchChromium } from "./helpers/chromium.js";
-import { openDashboardPage, type PageLog, screenshot, seriousViolations } from "./helpers/dashboard-browser.js";
+import {
+  expectAccessible,
+  expectClean,
+  openDashboardPage,
+  screenshot,
+  signIn,
+  WAIT_MS,
+} from "./helpers/dashboard-browser.js";
 
 // The dashboard end to end: the real service on loopback, its built assets (web/dist), Debian's
 // Chromium. Every figure on the overview must be the API's own answer for the same parameters.
@@ -15,29 +22,6 @@ if (!hasChromium) {
 const STATS = ["clicks", "signups", "commission", "conversionRate"] as const;
 const ISSUE_TITLE = "Webhook 'CRM' keeps failing";
 const DAY_MS = 86_400_000;
-const WAIT_MS = 20_000;
-
-/** No error anywhere; `refusedSignIn`: Chrome logs the one 401 of a wrong password, which is expected. */
-function expectClean(log: PageLog, refusedSignIn = false): void {
-  expect(log.pageErrors, "uncaught errors in the page").toEqual([]);
-  const errors = refusedSignIn
-    ? log.consoleErrors.filter((e) => !(e.includes("status of 401") && e.includes("/api/v1/auth)")))
-    : log.consoleErrors;
-  expect(errors, "console errors").toEqual([]);
-  expect(log.external, "requests to another origin").toEqual([]);
-  expect(log.ownFailures, "failed requests to the service").toEqual([]);
-}
-
-async function expectAccessible(page: Page): Promise<void> {
-  expect(await seriousViolations(page), "serious or critical accessibility violations").toEqual([]);
-}
-
-async function signIn(page: Page, who: Tenancy): Promise<void> {
-  await page.getByLabel("Email").fill(who.email);
-  await page.getByLabel("Password").fill(who.password);
-  await page.getByRole("button", { name: "Sign in" }).click();
-  await page.getByRole("heading", { name: "Overview", level: 1 }).waitFor({ timeout: WAIT_MS });
-}
 
 /** The API's totals for a range, as a third-party client would ask for them. */
 async function apiTotals(t: TestApp, who: Tenancy, from: string, to: string): Promise<Record<string, number>> {

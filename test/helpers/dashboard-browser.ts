@@ -2,6 +2,8 @@ import { mkdir, readFile } from "node:fs/promises";
 import { createRequire } from "node:module";
 import { join } from "node:path";
 import type { Browser, BrowserContext, Page } from "playwright-core";
+import { expect } from "vitest";
+import type { Tenancy } from "./app.js";
 
 /** Screenshots land here (git-ignored), one per page, to look at. */
 export const ARTIFACTS = join(import.meta.dirname, "..", "..", "artifacts", "dashboard");
@@ -103,4 +105,31 @@ export async function seriousViolations(page: Page): Promise<AxeViolation[]> {
 export async function screenshot(page: Page, name: string): Promise<void> {
   await mkdir(ARTIFACTS, { recursive: true });
   await page.screenshot({ path: join(ARTIFACTS, `${name}.png`), fullPage: true });
+}
+
+/** How long a page may take to show what a test waits for. */
+export const WAIT_MS = 20_000;
+
+/** Signs in through the form and waits for the overview, where a session starts. */
+export async function signIn(page: Page, who: Pick<Tenancy, "email" | "password">): Promise<void> {
+  await page.getByLabel("Email").fill(who.email);
+  await page.getByLabel("Password").fill(who.password);
+  await page.getByRole("button", { name: "Sign in" }).click();
+  await page.getByRole("heading", { name: "Overview", level: 1 }).waitFor({ timeout: WAIT_MS });
+}
+
+/** No error anywhere; `refusedSignIn`: Chrome logs the one 401 of a wrong password, which is expected. */
+export function expectClean(log: PageLog, refusedSignIn = false): void {
+  expect(log.pageErrors, "uncaught errors in the page").toEqual([]);
+  const errors = refusedSignIn
+    ? log.consoleErrors.filter((e) => !(e.includes("status of 401") && e.includes("/api/v1/auth)")))
+    : log.consoleErrors;
+  expect(errors, "console errors").toEqual([]);
+  expect(log.external, "requests to another origin").toEqual([]);
+  expect(log.ownFailures, "failed requests to the service").toEqual([]);
+}
+
+/** axe-core finds no serious or critical violation on the page as it stands. */
+export async function expectAccessible(page: Page): Promise<void> {
+  expect(await seriousViolations(page), "serious or critical accessibility violations").toEqual([]);
 }

@@ -1,13 +1,21 @@
 import { QueryClient } from "@tanstack/react-query";
-import { createRootRoute, createRoute, createRouter, Outlet, redirect } from "@tanstack/react-router";
+import { createRoute, createRouter } from "@tanstack/react-router";
 import { ApiFailure } from "./api/client";
 import { isDay } from "./dates";
+import { apiKeysRoutes } from "./pages/api-keys/routes";
+import { catalogRoutes } from "./pages/catalog/routes";
+import { compositesRoutes } from "./pages/composites/routes";
+import { conversionsRoutes } from "./pages/conversions/routes";
 import { IssuePage } from "./pages/IssuePage";
-import { Layout } from "./pages/Layout";
-import { NotFound } from "./pages/NotFound";
+import { issuesRoutes } from "./pages/issues/routes";
+import { notificationsRoutes } from "./pages/notifications/routes";
 import { Overview } from "./pages/Overview";
+import { reportsRoutes } from "./pages/reports/routes";
 import { SignIn } from "./pages/SignIn";
-import { session } from "./session";
+import { settingsRoutes } from "./pages/settings/routes";
+import { usageRoutes } from "./pages/usage/routes";
+import { webhooksRoutes } from "./pages/webhooks/routes";
+import { appRoute, rootRoute } from "./shell";
 
 export const queryClient = new QueryClient({
   defaultOptions: {
@@ -29,8 +37,6 @@ export interface SignInSearch {
 const isLocalPath = (value: unknown): value is string =>
   typeof value === "string" && value.startsWith("/") && !value.startsWith("//") && !value.startsWith("/\\");
 
-const rootRoute = createRootRoute({ component: Outlet, notFoundComponent: NotFound });
-
 const signInRoute = createRoute({
   getParentRoute: () => rootRoute,
   path: "/sign-in",
@@ -39,16 +45,6 @@ const signInRoute = createRoute({
     ...(isLocalPath(search.next) ? { next: search.next } : {}),
   }),
   component: SignIn,
-});
-
-/** Every page but the sign-in: without a session, to the sign-in page (and back afterwards). */
-const appRoute = createRoute({
-  getParentRoute: () => rootRoute,
-  id: "app",
-  beforeLoad: ({ location }) => {
-    if (!session.token()) throw redirect({ to: "/sign-in", search: { next: location.href } });
-  },
-  component: Layout,
 });
 
 export interface OverviewSearch {
@@ -71,7 +67,23 @@ const issueRoute = createRoute({
 });
 
 export const router = createRouter({
-  routeTree: rootRoute.addChildren([signInRoute, appRoute.addChildren([overviewRoute, issueRoute])]),
+  routeTree: rootRoute.addChildren([
+    signInRoute,
+    appRoute.addChildren([
+      overviewRoute,
+      issueRoute,
+      ...reportsRoutes,
+      ...compositesRoutes,
+      ...catalogRoutes,
+      ...conversionsRoutes,
+      ...webhooksRoutes,
+      ...notificationsRoutes,
+      ...apiKeysRoutes,
+      ...usageRoutes,
+      ...issuesRoutes,
+      ...settingsRoutes,
+    ]),
+  ]),
   defaultPreload: "intent",
   scrollRestoration: true,
 });

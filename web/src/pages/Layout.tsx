@@ -2,12 +2,35 @@ import { Link, Outlet } from "@tanstack/react-router";
 import { useMe } from "../me";
 import { session } from "../session";
 
-/**
- * The pages in the navigation, in the order the product names them. A page joins this list when
- * it exists: Reports, Accounts and links, Catalog, Conversions, Outgoing webhooks, Operational
- * webhooks, API keys, Usage, Issues and Settings follow.
- */
-const NAV = [{ to: "/", label: "Overview" }] as const;
+/** The pages in the navigation, grouped as a person works: look, set up, integrate, account. */
+const NAV = [
+  {
+    group: "Performance",
+    items: [
+      { to: "/", label: "Overview" },
+      { to: "/reports", label: "Reports" },
+      { to: "/accounts", label: "Accounts and links" },
+      { to: "/conversions", label: "Conversions" },
+    ],
+  },
+  { group: "Set up", items: [{ to: "/catalog", label: "Catalog" }] },
+  {
+    group: "Integrations",
+    items: [
+      { to: "/webhooks", label: "Outgoing webhooks" },
+      { to: "/notifications", label: "Operational webhooks" },
+      { to: "/api-keys", label: "API keys" },
+    ],
+  },
+  {
+    group: "Account",
+    items: [
+      { to: "/usage", label: "Usage" },
+      { to: "/issues", label: "Issues" },
+      { to: "/settings", label: "Settings" },
+    ],
+  },
+] as const;
 
 export function Layout() {
   const me = useMe();
@@ -20,17 +43,6 @@ export function Layout() {
         <span className="brand">
           <img src="/favicon.svg" alt="" width="24" height="24" /> Tracking platform
         </span>
-        <nav aria-label="Main">
-          <ul className="nav">
-            {NAV.map((item) => (
-              <li key={item.to}>
-                <Link to={item.to} activeOptions={{ exact: true, includeSearch: false }} className="nav-link">
-                  {item.label}
-                </Link>
-              </li>
-            ))}
-          </ul>
-        </nav>
         <div className="who">
           {me.data && (
             <span className="who-name" title={me.data.email}>
@@ -42,9 +54,31 @@ export function Layout() {
           </button>
         </div>
       </header>
-      <main id="main" className="content" tabIndex={-1}>
-        <Outlet />
-      </main>
+      <div className="body">
+        <nav aria-label="Main" className="sidebar">
+          {NAV.map((section) => (
+            <div key={section.group} className="nav-group">
+              <h2 className="nav-group-title">{section.group}</h2>
+              <ul className="nav">
+                {section.items.map((item) => (
+                  <li key={item.to}>
+                    <Link
+                      to={item.to}
+                      activeOptions={{ exact: item.to === "/", includeSearch: false }}
+                      className="nav-link"
+                    >
+                      {item.label}
+                    </Link>
+                  </li>
+                ))}
+              </ul>
+            </div>
+          ))}
+        </nav>
+        <main id="main" className="content" tabIndex={-1}>
+          <Outlet />
+        </main>
+      </div>
     </div>
   );
 }
