@@ -1,9 +1,9 @@
 import type { InjectOptions } from "fastify";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { DAY_MS } from "../src/platform/durations.js";
 import { ADMIN_KEY, seedTenancy, startTestApp, type TestApp } from "./helpers/app.js";
 
 const ADMIN = { authorization: `Bearer ${ADMIN_KEY}` };
-const DAY_MS = 86_400_000;
 
 interface AuditItem {
   action: string;

@@ -170,6 +170,12 @@ describe("API tokens", () => {
         full.bearer,
       );
       expect(res.statusCode).toBe(201);
+      // The key holds exactly the scopes granted, as stored and as the API reads them back.
+      const id = res.json().data.id as string;
+      const read = await t.call({ method: "GET", url: `/api/v1/api-tokens/${id}`, headers: auth(full.bearer) });
+      expect([...read.json().data.scopes].sort()).toEqual(["reports.update", "traffic-sources.delete"]);
+      const [row] = await t.ctx.db.query<{ scopes: string[] }>("select scopes from api_tokens where id = $1", [id]);
+      expect([...(row?.scopes ?? [])].sort()).toEqual(["reports.update", "traffic-sources.delete"]);
     });
   });
 

@@ -1,5 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { TRACKING_RETENTION } from "../src/features/tracking/index.js";
+import { DAY_MS } from "../src/platform/durations.js";
 import { seedTenancy, startTestApp, type Tenancy, type TestApp } from "./helpers/app.js";
 
 // A conversion's occurredAt is at most the raw-event retention in the past and at
@@ -7,7 +8,6 @@ import { seedTenancy, startTestApp, type Tenancy, type TestApp } from "./helpers
 // postback alike.
 
 const FORM = "application/x-www-form-urlencoded";
-const DAY_MS = 86_400_000;
 const NOW = new Date("2026-11-20T12:00:00.000Z");
 const RETENTION_DAYS = TRACKING_RETENTION.find((r) => r.table === "conversions")?.days ?? Number.NaN;
 

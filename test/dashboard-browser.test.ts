@@ -2,6 +2,7 @@ import type { Browser, Page } from "playwright-core";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { generateTraffic } from "../src/features/demo/traffic.js";
 import { raiseIssue } from "../src/features/issues/index.js";
+import { DAY_MS } from "../src/platform/durations.js";
 import { seedTenancy, startTestApp, type Tenancy, type TestApp } from "./helpers/app.js";
 import { CHROMIUM, hasChromium, launchChromium } from "./helpers/chromium.js";
 import {
@@ -21,7 +22,6 @@ if (!hasChromium) {
 
 const STATS = ["clicks", "signups", "commission", "conversionRate"] as const;
 const ISSUE_TITLE = "Webhook 'CRM' keeps failing";
-const DAY_MS = 86_400_000;
 
 /** The API's totals for a range, as a third-party client would ask for them. */
 async function apiTotals(t: TestApp, who: Tenancy, from: string, to: string): Promise<Record<string, number>> {

@@ -2,6 +2,7 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { loadConfig } from "../src/config.js";
 import { foldRollupBlocks, MIN_FOLD_BLOCKS } from "../src/features/reports/blocks.js";
 import { type Click, readConversion, recordConversions, writeClicks } from "../src/features/tracking/index.js";
+import { DAY_MS } from "../src/platform/durations.js";
 import { seedTenancy, startTestApp, type Tenancy, type TestApp } from "./helpers/app.js";
 import { seedCatalog } from "./helpers/catalog.js";
 import { clickOf } from "./helpers/reports.js";
@@ -11,7 +12,6 @@ import { clickOf } from "./helpers/reports.js";
 // half way is finished by the next.
 
 const NOW = new Date("2026-06-30T18:00:00.000Z");
-const DAY_MS = 86_400_000;
 const day = (daysBefore: number) => new Date(NOW.getTime() - daysBefore * DAY_MS).toISOString().slice(0, 10);
 
 let t: TestApp;

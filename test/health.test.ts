@@ -1,10 +1,10 @@
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { HOUR_MS } from "../src/platform/durations.js";
 import { HEARTBEAT_STALE_MS, startHeartbeat } from "../src/platform/heartbeat.js";
 import { newId } from "../src/platform/ids.js";
 import { HEALTH_KEY, startTestApp, type TestApp } from "./helpers/app.js";
 
 const COMPONENTS = ["api", "database", "queue", "search"] as const;
-const HOUR_MS = 60 * 60 * 1000;
 const TRIGRAM_INDEX = "users_name_trgm";
 const CREATE_TRIGRAM_INDEX = `create index ${TRIGRAM_INDEX} on users using gin (lower(name) public.gin_trgm_ops)`;
 

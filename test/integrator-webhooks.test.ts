@@ -3,6 +3,7 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { SIMULATED_ID_PREFIX } from "../src/features/outgoing-webhooks/event-ops.js";
 import { SAMPLE_VALUES } from "../src/features/outgoing-webhooks/placeholders.js";
 import { blockedHostProblem } from "../src/features/outgoing-webhooks/url-screen.js";
+import { DAY_MS } from "../src/platform/durations.js";
 import { AddressPolicy } from "../src/platform/webhook-sender.js";
 import { seedTenancy, startTestApp, type Tenancy, type TestApp } from "./helpers/app.js";
 import { seedCatalog } from "./helpers/catalog.js";
@@ -22,7 +23,6 @@ import {
 
 /** Outgoing webhooks and the link generator as integrators meet them. */
 
-const DAY = 86_400_000;
 const path = receiverPaths("/integrator");
 
 let rx: Receiver;
@@ -237,7 +237,7 @@ describe("item 10: delivery history is kept 120 days", () => {
       key: { scopes: ["traffic-sources.delete"] },
     });
     const start = new Date("2026-03-01T12:00:00Z");
-    const at = (days: number) => new Date(start.getTime() + days * DAY);
+    const at = (days: number) => new Date(start.getTime() + days * DAY_MS);
     allowing.clock.set(start);
     const failing = path("retention-failing");
     rx.on(failing, { status: 500 });

@@ -3,12 +3,12 @@ import { StreamableHTTPClientTransport, StreamableHTTPError } from "@modelcontex
 import type { CallToolResult } from "@modelcontextprotocol/sdk/types.js";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { generateTraffic } from "../src/features/demo/traffic.js";
+import { DAY_MS } from "../src/platform/durations.js";
 import { seedTenancy, startTestApp, type Tenancy, type TestApp } from "./helpers/app.js";
 
 // The MCP endpoint (docs/reports-and-mcp.md), driven by the SDK's own client over real
 // HTTP, and checked against the HTTP API it must agree with.
 
-const DAY_MS = 86_400_000;
 const LEGACY_MESSAGE =
   "Legacy API keys (created without scopes) cannot use MCP; create a key with the reports.read scope";
 const SCOPE_MESSAGE = "This API key needs the reports.read or reports.update scope to use MCP";

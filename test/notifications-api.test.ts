@@ -1,8 +1,8 @@
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { HOUR_MS } from "../src/platform/durations.js";
 import { ADMIN_KEY, seedTenancy, startTestApp, type Tenancy, type TestApp } from "./helpers/app.js";
 
 const BASE = "/api/v1/notifications/webhooks";
-const HOUR_MS = 3_600_000;
 const RECORD_KEYS = ["createdAt", "description", "events", "id", "previousSecretExpiresAt", "updatedAt", "url"];
 const TYPES = [
   "api_token.expiring",

@@ -4,12 +4,11 @@ import { ConfigError, loadConfig } from "../src/config.js";
 import { claimDue, deliver } from "../src/features/notifications/delivery.js";
 import { emitNotification } from "../src/features/notifications/index.js";
 import { SecretBox } from "../src/features/notifications/signing.js";
+import { HOUR_MS, MINUTE_MS } from "../src/platform/durations.js";
 import { ADMIN_KEY, seedTenancy, startTestApp, type Tenancy, type TestApp } from "./helpers/app.js";
 import { type Received, type Receiver, startReceiver } from "./helpers/receiver.js";
 
 const BASE = "/api/v1/notifications/webhooks";
-const MINUTE_MS = 60_000;
-const HOUR_MS = 60 * MINUTE_MS;
 /** The default NOTIFICATION_RETRY_SCHEDULE, 5m,25m,1h,2h,3h30m, in seconds. */
 const DEFAULT_SCHEDULE_S = [300, 1500, 3600, 7200, 12600];
 

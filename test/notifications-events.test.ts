@@ -3,6 +3,7 @@ import { Webhook } from "standardwebhooks";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { createApiToken } from "../src/features/api-tokens/index.js";
 import { emitNotification } from "../src/features/notifications/index.js";
+import { DAY_MS, HOUR_MS } from "../src/platform/durations.js";
 import { ADMIN_KEY, seedTenancy, startTestApp, type Tenancy, type TestApp } from "./helpers/app.js";
 import { type Received, type Receiver, startReceiver } from "./helpers/receiver.js";
 
@@ -11,8 +12,6 @@ import { type Received, type Receiver, startReceiver } from "./helpers/receiver.
 
 const NOTIFY = "/api/v1/notifications/webhooks";
 const OUTGOING = "/api/v1/conversions/outgoing/webhooks/settings";
-const HOUR_MS = 3_600_000;
-const DAY_MS = 24 * HOUR_MS;
 
 interface Message {
   type: string;

@@ -228,10 +228,16 @@ describe("postback", () => {
   // A field the route schema refuses (a repeated parameter, a JSON object) must still get the
   // postback's own { status: "error", message } JSON (src/features/tracking/public-routes.ts), not
   // the shared error handler's answer.
-  it("a repeated parameter still answers the postback's own JSON", async () => {
+  it("a repeated parameter counts with its first value, in the postback's own JSON", async () => {
+    const before = await countConversions(who.tenantId);
     const res = await t.call({ method: "GET", url: `/postback/${who.postbackKey}?type=Signup&type=Deposit` });
     expect(res.headers["content-type"]).toMatch(/^application\/json/);
-    expect(JSON.parse(res.body).status).toMatch(/ok|error/);
+    // A network's template that appends a parameter already in the URL must not lose the
+    // conversion: the first value counts, and exactly one conversion is recorded.
+    expect(res.statusCode, res.body).toBe(201);
+    const body = JSON.parse(res.body);
+    expect(body).toMatchObject({ status: "ok", type: "Signup", duplicate: false });
+    expect(await countConversions(who.tenantId)).toBe(before + 1);
   });
 });
 

@@ -3,6 +3,7 @@ import { generateTraffic } from "../src/features/demo/traffic.js";
 import { foldRollupBlocks } from "../src/features/reports/blocks.js";
 import { splitWindow } from "../src/features/reports/exact-window.js";
 import { writeClicks } from "../src/features/tracking/index.js";
+import { DAY_MS, HOUR_MS } from "../src/platform/durations.js";
 import type { Tenancy, TestApp } from "./helpers/app.js";
 import { catalogOf, clickOf, performanceReport, startWithTraffic } from "./helpers/reports.js";
 import { prng } from "./helpers/workload.js";
@@ -11,8 +12,6 @@ import { prng } from "./helpers/workload.js";
 // with counts made from the raw events tables (clicks, conversions) over the same instants.
 
 const NOW = new Date("2026-06-30T18:00:00.000Z");
-const DAY_MS = 86_400_000;
-const HOUR_MS = 3_600_000;
 
 let t: TestApp;
 let who: Tenancy;

@@ -20,13 +20,13 @@ import {
   TAIL_DAYS,
 } from "../src/features/tracking/rollups.js";
 import type { Queryable } from "../src/platform/db/index.js";
+import { DAY_MS } from "../src/platform/durations.js";
 import { seedTenancy, type Tenancy, type TestApp } from "./helpers/app.js";
 import { clickThrough, createVia, seedCatalog } from "./helpers/catalog.js";
 import { catalogOf, clickOf, type LinkRow, performanceReport, startWithTraffic } from "./helpers/reports.js";
 import { prng } from "./helpers/workload.js";
 
 const NOW = new Date("2026-06-30T18:00:00.000Z");
-const DAY_MS = 86_400_000;
 const day = (daysBefore: number) => new Date(NOW.getTime() - daysBefore * DAY_MS).toISOString().slice(0, 10);
 
 let t: TestApp;

@@ -1,8 +1,8 @@
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { DAY_MS } from "../src/platform/durations.js";
 import { seedTenancy, startTestApp, type Tenancy, type TestApp } from "./helpers/app.js";
 import { type CatalogFixture, seedCatalog } from "./helpers/catalog.js";
 
-const DAY_MS = 86_400_000;
 let t: TestApp;
 let who: Tenancy;
 let cat: CatalogFixture;

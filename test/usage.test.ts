@@ -1,11 +1,10 @@
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { usageTimeseries } from "../src/features/usage/service.js";
+import { DAY_MS, HOUR_MS } from "../src/platform/durations.js";
 import { ADMIN_KEY, createKeyViaApi, seedTenancy, startTestApp, type Tenancy, type TestApp } from "./helpers/app.js";
 import { openTestDb } from "./helpers/db.js";
 
 const USAGE = "/api/v1/traffic-controls/api-usage";
-const HOUR_MS = 3600_000;
-const DAY_MS = 24 * HOUR_MS;
 const WINDOW_MS = 72 * HOUR_MS;
 
 interface UsageRow {

@@ -3,6 +3,7 @@ import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest";
 import { claimDue, deliver } from "../src/features/outgoing-webhooks/delivery.js";
 import type { Attempt, DeliveryEvent as Event } from "../src/features/outgoing-webhooks/event-service.js";
 import { DeliveryWorker } from "../src/features/outgoing-webhooks/worker.js";
+import { DAY_MS, HOUR_MS } from "../src/platform/durations.js";
 import { AddressPolicy } from "../src/platform/webhook-sender.js";
 import { seedTenancy, startTestApp, type Tenancy, type TestApp } from "./helpers/app.js";
 import { type CatalogFixture, createVia } from "./helpers/catalog.js";
@@ -33,8 +34,6 @@ import {
 // (docs/outgoing-webhooks.md): fan-out,
 // the request, failures and retries, leases, the attempt log, the events API and the worker loop.
 
-const HOUR = 3_600_000;
-const DAY = 24 * HOUR;
 const BROWSER = "Mozilla/5.0 (X11; Linux x86_64) AppleWebKit/537.36 Chrome/126.0 Safari/537.36";
 const EVENT_KEYS = [
   "attempts",
@@ -137,7 +136,7 @@ describe("fan-out: which conversions create delivery events", () => {
     const event = await eventOf(t, who, conversion.id);
     expect(event).toMatchObject({ webhookId: hook.id, status: "Paused", attempts: 0, nextAttemptAt: null });
     await tick();
-    t.clock.advance(2 * HOUR);
+    t.clock.advance(2 * HOUR_MS);
     await tick();
     expect(rx.at(p)).toEqual([]);
     expect(await getEvent(t, who, event.id)).toMatchObject({ status: "Paused", attempts: 0, lastAttemptAt: null });
@@ -423,7 +422,7 @@ describe("delivery: the request the receiver gets", () => {
     expect((await eventOf(t, who, conversion.id)).status).toBe("Retrying");
 
     await patchHook(t, who, hook.id, { url: newTemplate });
-    t.clock.advance(1.2 * HOUR);
+    t.clock.advance(1.2 * HOUR_MS);
     await tick();
     expect(conversionsAt(rx, pOld)).toEqual([conversion.id]);
     expect(conversionsAt(rx, pNew)).toEqual([conversion.id]);
@@ -473,12 +472,12 @@ describe("failures and retries", () => {
     const retrying = await eventOf(t, who, conversion.id);
     expect(retrying).toMatchObject({ status: "Retrying", attempts: 1, lastAttemptAt: new Date(first).toISOString() });
     const next = Date.parse(retrying.nextAttemptAt ?? "");
-    expect(next).toBeGreaterThanOrEqual(first + 0.9 * HOUR);
-    expect(next).toBeLessThanOrEqual(first + 1.1 * HOUR);
+    expect(next).toBeGreaterThanOrEqual(first + 0.9 * HOUR_MS);
+    expect(next).toBeLessThanOrEqual(first + 1.1 * HOUR_MS);
 
     // Not due yet: nothing is sent.
     await tick();
-    t.clock.advance(0.89 * HOUR);
+    t.clock.advance(0.89 * HOUR_MS);
     await tick();
     expect(rx.at(p)).toHaveLength(1);
 
@@ -527,7 +526,7 @@ describe("failures and retries", () => {
     const conversion = await recordConversion(t, who, { type: "Signup" });
     await tick();
     for (let i = 0; i < 3; i++) {
-      t.clock.advance(HOUR);
+      t.clock.advance(HOUR_MS);
       await tick();
     }
     expect(rx.at(p)).toHaveLength(1);
@@ -668,12 +667,12 @@ describe("failures and retries", () => {
       const event = await eventOf(t, who, conversion.id);
       expect(event.attempts).toBe(attempt);
       expect(event.status).toBe(attempt < 10 ? "Retrying" : "Failed");
-      t.clock.advance(1.2 * HOUR);
+      t.clock.advance(1.2 * HOUR_MS);
     }
     expect(rx.at(p)).toHaveLength(10);
     const failed = await eventOf(t, who, conversion.id);
     expect(failed.nextAttemptAt).toBeNull();
-    t.clock.advance(DAY);
+    t.clock.advance(DAY_MS);
     await tick();
     expect(rx.at(p)).toHaveLength(10);
     expect((await attemptsOf(t, who, failed.id)).map((a) => a.attempt)).toEqual([1, 2, 3, 4, 5, 6, 7, 8, 9, 10]);
@@ -691,11 +690,11 @@ describe("failures and retries", () => {
 
     // The retry ran late (workers were down): it is tried once more, and the one after would
     // be past ten days since the event was created.
-    t.clock.set(new Date(created + 10 * DAY - 30 * 60_000));
+    t.clock.set(new Date(created + 10 * DAY_MS - 30 * 60_000));
     await tick();
     expect(rx.at(p)).toHaveLength(2);
     expect(await eventOf(t, who, conversion.id)).toMatchObject({ status: "Failed", attempts: 2, nextAttemptAt: null });
-    t.clock.advance(2 * HOUR);
+    t.clock.advance(2 * HOUR_MS);
     await tick();
     expect(rx.at(p)).toHaveLength(2);
   });
@@ -704,7 +703,7 @@ describe("failures and retries", () => {
 describe("leases", () => {
   const settings = () => ({
     timeoutMs: 500,
-    retryIntervalMs: HOUR,
+    retryIntervalMs: HOUR_MS,
     policy: new AddressPolicy(["127.0.0.1"]),
   });
 
@@ -873,12 +872,12 @@ describe("events API", () => {
     hookA = (await createHook(t, who, { url: withId(rx, pA) })).id;
     hookB = (await createHook(t, who, { url: withId(rx, pB) })).id;
     // Noon of the next UTC day, then two days later: the keys (valid one year) still work.
-    const noon = new Date(t.clock.now().getTime() + DAY);
+    const noon = new Date(t.clock.now().getTime() + DAY_MS);
     noon.setUTCHours(12, 0, 0, 0);
     oldAt = noon.toISOString();
-    newAt = new Date(noon.getTime() + 2 * DAY).toISOString();
+    newAt = new Date(noon.getTime() + 2 * DAY_MS).toISOString();
     dayOld = oldAt.slice(0, 10);
-    dayBetween = new Date(noon.getTime() + DAY).toISOString().slice(0, 10);
+    dayBetween = new Date(noon.getTime() + DAY_MS).toISOString().slice(0, 10);
     dayNew = newAt.slice(0, 10);
     t.clock.set(oldAt);
     clickOld = await click(fixture.cat);
@@ -1025,7 +1024,7 @@ describe("the worker loop", () => {
       db: t.testDb.openAnother(),
       clock: t.clock,
       log: t.app.log,
-      settings: { timeoutMs: 500, retryIntervalMs: HOUR, policy: new AddressPolicy(["127.0.0.1"]) },
+      settings: { timeoutMs: 500, retryIntervalMs: HOUR_MS, policy: new AddressPolicy(["127.0.0.1"]) },
     });
     const counts: [number, number] = [0, 0];
     const drain = async (worker: { tick(): Promise<number> }, index: 0 | 1) => {

@@ -1,10 +1,10 @@
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { HOUR_MS } from "../src/platform/durations.js";
 import { startTestApp, type Tenancy, type TestApp } from "./helpers/app.js";
 import { type CatalogFixture, clickThrough } from "./helpers/catalog.js";
 import { type Receiver, startReceiver } from "./helpers/receiver.js";
 import { convert, createHook, issuesOf, mailsAbout, seedTenantWithCatalog, WEBHOOK_ENV } from "./helpers/webhooks.js";
 
-const HOUR_MS = 3_600_000;
 let t: TestApp;
 let who: Tenancy;
 let cat: CatalogFixture;

@@ -1,6 +1,7 @@
 /* biome-ignore-all lint/suspicious/noTemplateCurlyInString: webhook URL templates use the ${name} placeholder syntax */
 import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest";
 import type { DeliveryEvent as Event } from "../src/features/outgoing-webhooks/event-service.js";
+import { HOUR_MS } from "../src/platform/durations.js";
 import { ADMIN_KEY, type TestApp } from "./helpers/app.js";
 import { type Receiver, startReceiver } from "./helpers/receiver.js";
 import {
@@ -26,10 +27,9 @@ import {
 // is the app's.
 
 const ADMIN = { authorization: `Bearer ${ADMIN_KEY}` };
-const HOUR = 3_600_000;
 /** Mid-month, so a couple of hours never reach the next month. */
 const START = new Date("2026-11-20T10:00:00.000Z");
-const RECHECK_MS = 2 * HOUR;
+const RECHECK_MS = 2 * HOUR_MS;
 
 interface Metered {
   tenantId: string;
@@ -238,7 +238,7 @@ describe("the monthly webhook allowance", () => {
     const a = await convert(who);
     expect(await tick()).toBe(1);
     expect((await eventOf(t, who, a)).status).toBe("Retrying");
-    t.clock.advance(1.2 * HOUR);
+    t.clock.advance(1.2 * HOUR_MS);
     expect(await tick()).toBe(1);
     expect(await eventOf(t, who, a)).toMatchObject({ status: "Delivered", attempts: 2 });
 

@@ -1,6 +1,7 @@
 /* biome-ignore-all lint/suspicious/noTemplateCurlyInString: webhook URL templates use the ${name} placeholder syntax */
 import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest";
 import { SAMPLE_VALUES } from "../src/features/outgoing-webhooks/placeholders.js";
+import { DAY_MS, HOUR_MS } from "../src/platform/durations.js";
 import { seedTenancy, type Tenancy, type TestApp } from "./helpers/app.js";
 import { type Receiver, startReceiver } from "./helpers/receiver.js";
 import {
@@ -29,9 +30,6 @@ import {
 // Operations on outgoing conversion webhook events (docs/outgoing-webhooks.md): resend, cancel a
 // range, delete one or a range, and Simulate, against a real loopback receiver, with the delivery
 // worker ticked by hand.
-
-const HOUR = 3_600_000;
-const DAY = 24 * HOUR;
 
 let t: TestApp;
 let rx: Receiver;
@@ -83,7 +81,7 @@ const deleteOne = (authorization: string, id: string) =>
 
 /** `YYYY-MM-DD` of the UTC day `n` days before START's. */
 function dayBefore(n: number): string {
-  return new Date(START.getTime() - n * DAY).toISOString().slice(0, 10);
+  return new Date(START.getTime() - n * DAY_MS).toISOString().slice(0, 10);
 }
 
 /** Records a conversion at `at` (the clock moved there) and returns its id. */
@@ -103,7 +101,7 @@ describe("POST events/{id}/resend", () => {
     expect(event).toMatchObject({ status: "Delivered", attempts: 1, nextAttemptAt: null, webhookId: hook.id });
     expect(await tick()).toBe(0);
 
-    t.clock.advance(HOUR);
+    t.clock.advance(HOUR_MS);
     const res = await resend(t, who.apiKey, event.id);
     expect(res.statusCode, res.body).toBe(200);
     expect(res.json().data).toMatchObject({
@@ -136,12 +134,12 @@ describe("POST events/{id}/resend", () => {
 
     for (let round = 1; round <= 10; round += 1) {
       expect(await tick(), `round ${round}`).toBe(1);
-      t.clock.advance(1.2 * HOUR);
+      t.clock.advance(1.2 * HOUR_MS);
     }
     const failed = await getEvent(t, who, id);
     expect(failed).toMatchObject({ status: "Failed", attempts: 10, nextAttemptAt: null });
     expect(rx.at(p)).toHaveLength(10);
-    t.clock.advance(DAY);
+    t.clock.advance(DAY_MS);
     expect(await tick()).toBe(0);
 
     const res = await resend(t, who.apiKey, id);
@@ -277,7 +275,7 @@ describe("POST events/cancel", () => {
     // Re-enabling the webhook sends nothing cancelled either.
     await enableHook(t, who, down.id);
     for (let round = 0; round < 3; round += 1) {
-      t.clock.advance(2 * HOUR);
+      t.clock.advance(2 * HOUR_MS);
       await tick();
     }
     expect(conversionsAt(rx, pDown).filter((x) => x === b)).toHaveLength(1);
@@ -305,7 +303,7 @@ describe("POST events/cancel", () => {
 
     await enableHook(t, who, hook.id);
     await tick();
-    t.clock.advance(2 * HOUR);
+    t.clock.advance(2 * HOUR_MS);
     await tick();
     expect(conversionsAt(rx, p)).toEqual([outside]);
     expect(await statusOf(who, (await eventOf(t, who, outside)).id)).toBe("Delivered");
@@ -358,7 +356,7 @@ describe("POST events/cancel", () => {
     expect(after).toMatchObject({ status: "Cancelled", nextAttemptAt: null });
     // The attempt itself is logged; nothing follows it.
     expect((await attemptsOf(t, who, id)).map((a) => a.errorType)).toEqual(["timeout"]);
-    t.clock.advance(2 * HOUR);
+    t.clock.advance(2 * HOUR_MS);
     expect(await tick()).toBe(0);
   });
 
@@ -522,7 +520,7 @@ describe("deleting events", () => {
     expect(await ticking).toBe(1);
     expect(await attemptRows([id])).toBe(0);
     expect(await listEvents(t, who)).toEqual([]);
-    t.clock.advance(2 * HOUR);
+    t.clock.advance(2 * HOUR_MS);
     expect(await tick()).toBe(0);
   });
 
@@ -602,7 +600,7 @@ describe("GET events/{id}/attempts", () => {
     const { id } = await eventOf(t, who, await convert(t, who));
     for (let round = 1; round <= 3; round += 1) {
       expect(await tick(), `round ${round}`).toBe(1);
-      t.clock.advance(1.2 * HOUR);
+      t.clock.advance(1.2 * HOUR_MS);
     }
     expect(rx.at(p)).toHaveLength(3);
 

@@ -1,6 +1,7 @@
 /* biome-ignore-all lint/suspicious/noTemplateCurlyInString: webhook URL templates use the ${name} placeholder syntax */
 import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest";
 import type { Webhook } from "../src/features/outgoing-webhooks/settings-service.js";
+import { DAY_MS, HOUR_MS, MINUTE_MS } from "../src/platform/durations.js";
 import { seedTenancy, type Tenancy, type TestApp } from "./helpers/app.js";
 import { type Receiver, startReceiver } from "./helpers/receiver.js";
 import {
@@ -22,9 +23,6 @@ import {
 // Time is the app's clock; a real loopback receiver answers 500 or 200; the worker is ticked by
 // hand. Retries come about every WEBHOOK_RETRY_INTERVAL_S (one hour here, ±10%).
 
-const MINUTE = 60_000;
-const HOUR = 60 * MINUTE;
-const DAY = 24 * HOUR;
 const FAIL = { status: 500, body: "down" };
 const OK = { status: 200, body: "ok" };
 
@@ -86,14 +84,14 @@ describe("suspension after 5 days of nothing but failures", () => {
     expect(await getHook(t, who, hook.id)).toMatchObject({ status: "Enabled", statusReason: null });
 
     // One minute short of 5 days: the retry of the first and a new conversion fail, still Enabled.
-    at(5 * DAY - MINUTE);
+    at(5 * DAY_MS - MINUTE_MS);
     const b = await convert(t, who);
     expect(await tick()).toBe(2);
     expect(rx.at(real)).toHaveLength(3);
     expect(await getHook(t, who, hook.id)).toMatchObject({ status: "Enabled", statusReason: null });
 
     // Exactly 5 days after the first failure: the next failed attempt suspends it.
-    at(5 * DAY);
+    at(5 * DAY_MS);
     const c = await convert(t, who);
     expect(await tick()).toBe(1);
     expect(rx.at(real)).toHaveLength(4);
@@ -104,9 +102,9 @@ describe("suspension after 5 days of nothing but failures", () => {
     // A suspended webhook sends nothing: new events are Paused, due retries are paused unsent.
     const d = await convert(t, who);
     expect(await statusOf(who, d)).toBe("Paused");
-    at(5 * DAY + 2 * HOUR);
+    at(5 * DAY_MS + 2 * HOUR_MS);
     expect(await tick()).toBe(3);
-    t.clock.advance(DAY);
+    t.clock.advance(DAY_MS);
     expect(await tick()).toBe(0);
     expect(rx.at(real)).toHaveLength(4);
     for (const id of [a, b, c, d]) expect(await statusOf(who, id), id).toBe("Paused");
@@ -133,19 +131,19 @@ describe("suspension after 5 days of nothing but failures", () => {
     const { hook, real } = await failingHook(who);
     const a = await convert(t, who);
     await tick();
-    for (const offset of [2 * DAY, 4 * DAY, 4 * DAY + 23 * HOUR]) {
+    for (const offset of [2 * DAY_MS, 4 * DAY_MS, 4 * DAY_MS + 23 * HOUR_MS]) {
       at(offset);
       expect(await tick()).toBe(1);
       expect(await statusOfHook(who, hook.id)).toBe("Enabled");
     }
-    at(5 * DAY + HOUR);
+    at(5 * DAY_MS + HOUR_MS);
     expect(await tick()).toBe(1);
     expect(rx.at(real)).toHaveLength(5);
     expect((await eventOf(t, who, a)).attempts).toBe(5);
     expect(await statusOfHook(who, hook.id)).toBe("Suspended");
 
     // Its next retry is not sent: the event is Paused instead.
-    at(5 * DAY + 3 * HOUR);
+    at(5 * DAY_MS + 3 * HOUR_MS);
     expect(await tick()).toBe(1);
     expect(rx.at(real)).toHaveLength(5);
     expect(await eventOf(t, who, a)).toMatchObject({ status: "Paused", attempts: 5 });
@@ -158,28 +156,28 @@ describe("suspension after 5 days of nothing but failures", () => {
     await tick();
 
     // Day 3: the receiver answers 200 once (the retry and a new conversion are delivered).
-    at(3 * DAY);
+    at(3 * DAY_MS);
     rx.on(real, OK);
     await convert(t, who);
     expect(await tick()).toBe(2);
     rx.on(real, FAIL);
 
     // A new run starts at 3 days 1 hour.
-    at(3 * DAY + HOUR);
+    at(3 * DAY_MS + HOUR_MS);
     await convert(t, who);
     await tick();
     // 5 days after the first failure, but not after the success: still Enabled.
-    at(5 * DAY + HOUR);
+    at(5 * DAY_MS + HOUR_MS);
     await convert(t, who);
     await tick();
     expect(await statusOfHook(who, hook.id)).toBe("Enabled");
-    at(8 * DAY + HOUR - MINUTE);
+    at(8 * DAY_MS + HOUR_MS - MINUTE_MS);
     await convert(t, who);
     await tick();
     expect(await statusOfHook(who, hook.id)).toBe("Enabled");
 
     // 5 days after the first failure of the new run.
-    at(8 * DAY + HOUR);
+    at(8 * DAY_MS + HOUR_MS);
     await convert(t, who);
     expect(await tick()).toBe(1);
     expect(await statusOfHook(who, hook.id)).toBe("Suspended");
@@ -196,20 +194,20 @@ describe("suspension after 5 days of nothing but failures", () => {
     expect(rx.at(simulated)).toHaveLength(1);
 
     // The first real failure, a day later, starts the run.
-    at(DAY);
+    at(DAY_MS);
     await convert(t, who);
     await tick();
     expect(rx.at(real)).toHaveLength(1);
 
     // 5.5 days after the simulation failed, 4.5 after the real one: simulated failures again.
-    at(5 * DAY + 12 * HOUR);
+    at(5 * DAY_MS + 12 * HOUR_MS);
     await simulate(who, hook.id);
     await tick();
     expect(rx.at(simulated).length).toBeGreaterThanOrEqual(3);
     expect(await statusOfHook(who, hook.id)).toBe("Enabled");
 
     // 5 days after the first real failure.
-    at(6 * DAY + HOUR);
+    at(6 * DAY_MS + HOUR_MS);
     await convert(t, who);
     await tick();
     expect(await statusOfHook(who, hook.id)).toBe("Suspended");
@@ -222,7 +220,7 @@ describe("suspension after 5 days of nothing but failures", () => {
     await convert(t, who);
     await tick();
 
-    at(2 * DAY);
+    at(2 * DAY_MS);
     const simulation = await simulate(who, hook.id);
     await tick();
     expect(rx.at(simulated)).toHaveLength(1);
@@ -234,7 +232,7 @@ describe("suspension after 5 days of nothing but failures", () => {
     expect(res.json().data).toMatchObject({ simulated: true, status: "Delivered" });
     expect(await statusOfHook(who, hook.id)).toBe("Enabled");
 
-    at(5 * DAY);
+    at(5 * DAY_MS);
     await convert(t, who);
     await tick();
     expect(await statusOfHook(who, hook.id)).toBe("Suspended");
@@ -250,12 +248,12 @@ describe("suspension after 5 days of nothing but failures", () => {
     expect(await tick()).toBe(1);
     expect(rx.at(real)).toHaveLength(1);
 
-    at(3 * DAY);
+    at(3 * DAY_MS);
     const saved = await patchHook(t, who, hook.id, { status: "Enabled", name: "Flaky receiver, renamed" });
     expect(saved).toMatchObject({ status: "Enabled", statusReason: null, name: "Flaky receiver, renamed" });
 
     // 5 days after the first failure: the next failed attempts suspend it, as without the PATCH.
-    at(5 * DAY);
+    at(5 * DAY_MS);
     await convert(t, who);
     expect(await tick()).toBe(2);
     const suspended = await getHook(t, who, hook.id);
@@ -268,24 +266,24 @@ describe("suspension after 5 days of nothing but failures", () => {
     const { hook, real } = await failingHook(who);
     await convert(t, who);
     await tick();
-    at(5 * DAY);
+    at(5 * DAY_MS);
     await convert(t, who);
     await tick();
     expect(await statusOfHook(who, hook.id)).toBe("Suspended");
 
     // Both events were left Retrying by the attempts that suspended it; their retries are due.
-    at(5 * DAY + 2 * HOUR);
+    at(5 * DAY_MS + 2 * HOUR_MS);
     expect(await enableHook(t, who, hook.id)).toMatchObject({ status: "Enabled", statusReason: null });
     const sent = rx.at(real).length;
     expect(await tick()).toBe(2);
     expect(rx.at(real)).toHaveLength(sent + 2);
     expect(await statusOfHook(who, hook.id)).toBe("Enabled");
 
-    at(10 * DAY + 2 * HOUR - MINUTE);
+    at(10 * DAY_MS + 2 * HOUR_MS - MINUTE_MS);
     await convert(t, who);
     await tick();
     expect(await statusOfHook(who, hook.id)).toBe("Enabled");
-    at(10 * DAY + 2 * HOUR);
+    at(10 * DAY_MS + 2 * HOUR_MS);
     await convert(t, who);
     await tick();
     expect(await statusOfHook(who, hook.id)).toBe("Suspended");

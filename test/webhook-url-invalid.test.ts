@@ -1,5 +1,6 @@
 /* biome-ignore-all lint/suspicious/noTemplateCurlyInString: webhook URL templates use the ${name} placeholder syntax */
 import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest";
+import { HOUR_MS } from "../src/platform/durations.js";
 import { seedTenancy, type Tenancy, type TestApp } from "./helpers/app.js";
 import { type Receiver, startReceiver } from "./helpers/receiver.js";
 import {
@@ -25,8 +26,6 @@ import {
 // left it. A placeholder that is not a plain name, or a URL that does not render to an absolute
 // http(s) address, stops postbacks (webhook Suspended); a placeholder naming nothing held sends
 // the postback with that value blank. Both raise the issue, which is also mailed.
-
-const HOUR = 3_600_000;
 
 let t: TestApp;
 let rx: Receiver;
@@ -137,7 +136,7 @@ describe("a placeholder that is not a plain name, or no web address: postbacks s
       // Later conversions are Paused from the start; nothing is sent however long we wait.
       const later = await convert(t, who);
       expect(await eventOf(t, who, later)).toMatchObject({ status: "Paused", attempts: 0 });
-      t.clock.advance(3 * HOUR);
+      t.clock.advance(3 * HOUR_MS);
       expect(await tick()).toBe(0);
       expect(rx.requests).toHaveLength(sentBefore);
       expect((await getHook(t, who, hook.id)).status).toBe("Suspended");
@@ -282,7 +281,7 @@ describe("Suspended -> Enabled only by the caller", () => {
     expect((await eventOf(t, who, second)).status).toBe("Paused");
 
     // Time alone re-enables nothing.
-    t.clock.advance(24 * HOUR);
+    t.clock.advance(24 * HOUR_MS);
     expect(await tick()).toBe(0);
     expect((await getHook(t, who, hook.id)).status).toBe("Suspended");
 

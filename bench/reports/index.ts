@@ -6,6 +6,7 @@ import { generateTraffic } from "../../src/features/demo/traffic.js";
 import { findReport, foldRollupBlocks } from "../../src/features/reports/index.js";
 import { createTenant } from "../../src/features/tenants/index.js";
 import { type Db, migrate, type Queryable } from "../../src/platform/db/index.js";
+import { DAY_MS } from "../../src/platform/durations.js";
 import {
   baseUrl,
   type Database,
@@ -50,7 +51,6 @@ const GOAL_P50_MS = 100;
 const DEFAULT_SCHEMA = "bench_reports";
 const MARKER = "bench_reports_dataset";
 const SYSTEM = { type: "system", name: "bench" } as const;
-const DAY_MS = 86_400_000;
 const report = reporter(BENCH);
 
 interface Spec {

@@ -3,6 +3,7 @@
  * values for its path and query parameters, its headers and its JSON body fields. Everything
  * random comes from one PRNG with a fixed seed, so a failure is replayed by the same seed.
  */
+import { seededRandom } from "../../src/platform/seeded-random.js";
 
 /** The parts of an OpenAPI 3.1 document the fuzz reads. */
 export interface JsonSchema {
@@ -74,20 +75,12 @@ export function operationsOf(doc: OpenApiDocument): FuzzOperation[] {
   );
 }
 
-/** mulberry32: small, fast and fully determined by its seed. */
+/** The fuzz run's choices, drawn from one seed so a failing run can be repeated. */
 export class Prng {
-  private state: number;
+  readonly next: () => number;
 
   constructor(readonly seed: number) {
-    this.state = seed >>> 0;
-  }
-
-  next(): number {
-    this.state = (this.state + 0x6d2b79f5) >>> 0;
-    let t = this.state;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
+    this.next = seededRandom(seed);
   }
 
   int(n: number): number {

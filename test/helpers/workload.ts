@@ -1,5 +1,6 @@
 import { expect } from "vitest";
 import { CONVERSION_TYPES, type ConversionType } from "../../src/features/tracking/index.js";
+import { seededRandom } from "../../src/platform/seeded-random.js";
 import type { Tenancy, TestApp } from "./app.js";
 import { createVia } from "./catalog.js";
 
@@ -8,14 +9,7 @@ const RECORDED_TYPES = CONVERSION_TYPES.filter((type) => type !== "Click");
 
 /** Deterministic randomness: the same workload on every run and database. */
 export function prng(seed: number) {
-  let a = seed >>> 0;
-  const next = () => {
-    a = (a + 0x6d2b79f5) >>> 0;
-    let x = a;
-    x = Math.imul(x ^ (x >>> 15), x | 1);
-    x ^= x + Math.imul(x ^ (x >>> 7), x | 61);
-    return ((x ^ (x >>> 14)) >>> 0) / 4294967296;
-  };
+  const next = seededRandom(seed);
   return {
     next,
     int: (min: number, max: number) => min + Math.floor(next() * (max - min + 1)),

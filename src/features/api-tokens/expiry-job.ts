@@ -1,10 +1,9 @@
 import type { Db } from "../../platform/db/index.js";
+import { DAY_MS, HOUR_MS } from "../../platform/durations.js";
 import type { Job } from "../../platform/jobs.js";
 import { raiseIssue } from "../issues/index.js";
 import { emitNotification } from "../notifications/index.js";
 
-const HOUR_MS = 3_600_000;
-const DAY_MS = 24 * HOUR_MS;
 const WARN_DAYS = 7;
 /** The UTC hour of the daily run that raises and escalates expiry issues (docs/auth-and-tokens.md). */
 const DAILY_HOUR = 8;

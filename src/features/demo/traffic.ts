@@ -1,5 +1,6 @@
 import type { Db, Queryable } from "../../platform/db/index.js";
 import { newId } from "../../platform/ids.js";
+import { seededRandom } from "../../platform/seeded-random.js";
 import { createItem, RESOURCE_BY_TABLE } from "../catalog/index.js";
 import { type Click, type ConversionInput, readConversion, recordConversions, writeClicks } from "../tracking/index.js";
 
@@ -35,18 +36,6 @@ export interface TrafficSummary {
   conversions: number;
   links: number;
   trafficSources: number;
-}
-
-/** mulberry32: a small, fast, seedable generator, so a seeded run can be repeated exactly. */
-function random(seed: number): () => number {
-  let state = seed >>> 0;
-  return () => {
-    state = (state + 0x6d2b79f5) >>> 0;
-    let t = state;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4_294_967_296;
-  };
 }
 
 const BRANDS = ["Lucky Star Casino", "Goal Rush Sports", "Velvet Poker", "Nova Bingo"];
@@ -231,7 +220,7 @@ function isRetryable(error: unknown): boolean {
  * history, and must not fire today's webhooks.
  */
 export async function generateTraffic(db: Db, tenantId: string, options: TrafficOptions): Promise<TrafficSummary> {
-  const rand = random(options.seed ?? 20261121);
+  const rand = seededRandom(options.seed ?? 20261121);
   const pick = <T>(list: readonly T[]): T => list[Math.floor(rand() * list.length)] as T;
   let catalog = await existingCatalog(db, tenantId);
   if (catalog.links.length === 0 || catalog.sources.length === 0) {

@@ -1,9 +1,8 @@
 import { Conditions } from "../../platform/db/paging.js";
+import { DAY_MS } from "../../platform/durations.js";
 import { RAW_EVENT_RETENTION_DAYS } from "../tracking/retention.js";
 import { REPORT_MEASURES } from "../tracking/rollups.js";
 import { addWindow, type BlockState, type RollupSource, type WindowRows } from "./sources.js";
-
-const DAY_MS = 86_400_000;
 
 /** A part of a window read from the raw events: from `from` to `to` (inclusive, or not when `open`). */
 export interface RawRange {

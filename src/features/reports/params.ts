@@ -1,3 +1,4 @@
+import { DAY_MS } from "../../platform/durations.js";
 import { EARLIEST_INSTANT, parseDateBound } from "../../platform/http/dates.js";
 import { ApiError } from "../../platform/http/errors.js";
 
@@ -142,8 +143,6 @@ export function dateWindow(
   }
   return { from, to };
 }
-
-const DAY_MS = 86_400_000;
 
 function startOfDay(at: Date): Date {
   return new Date(`${at.toISOString().slice(0, 10)}T00:00:00.000Z`);

@@ -1,5 +1,6 @@
 import type { Queryable } from "../../platform/db/index.js";
 import type { Conditions } from "../../platform/db/paging.js";
+import { DAY_MS } from "../../platform/durations.js";
 import { COARSE_ROLLUPS, DAY_ROWS, EPOCH_DAYS, REPORT_MEASURES, ROLLUP_SPANS, TAIL_DAYS } from "../tracking/rollups.js";
 
 /** A rollup table a report can read: its dimension columns (besides tenant_id and the day). */
@@ -32,7 +33,6 @@ export function chooseRollup(columns: Iterable<string>): RollupSource {
   return ROLLUP_SOURCES.find((s) => wanted.every((c) => s.columns.has(c))) ?? DAILY;
 }
 
-const DAY_MS = 86_400_000;
 const LONGEST_FIRST = [...ROLLUP_SPANS].sort((a, b) => b - a);
 
 /** A day (YYYY-MM-DD) as a number of days after 1970-01-01, and back. */

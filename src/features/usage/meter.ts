@@ -3,6 +3,7 @@ import fp from "fastify-plugin";
 import { Gauge, Counter as PromCounter, type Registry } from "prom-client";
 import type { Clock } from "../../platform/clock.js";
 import type { Db } from "../../platform/db/index.js";
+import { MINUTE_MS } from "../../platform/durations.js";
 
 export interface UsageEntry {
   tenantId: string;
@@ -18,7 +19,6 @@ const FLUSH_MS = 1000;
 const FLUSH_AT = 500;
 // After a failed write the next one waits this long, however many counters arrive meanwhile.
 const RETRY_MS = FLUSH_MS * 5;
-const MINUTE_MS = 60_000;
 const DEFAULT_MAX_BYTES = 16 * 1024 * 1024;
 // A counter's cost beyond its key: the object, its fields and the map entry (rounded up).
 const COUNTER_OVERHEAD_BYTES = 300;
