@@ -1,295 +1,32 @@
 import { Client } from "@modelcontextprotocol/sdk/client/index.js";
-import { StreamableHTTPClientTransport, StreamableHTTPError } from "@modelcontextprotocol/sdk/client/streamableHttp.js";
 import type { CallToolResult } from "@modelcontextprotocol/sdk/types.js";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { generateTraffic } from "../src/features/demo/traffic.js";
-import { DAY_MS } from "../src/platform/durations.js";
-import { seedTenancy, startTestApp, type Tenancy, type TestApp } from "./helpers/app.js";
+import {
+  a,
+  clickCount,
+  clicksIn,
+  from,
+  http,
+  httpOk,
+  mcpFixture,
+  mid,
+  midEnd,
+  PATHS,
+  type Params,
+  type RunContent,
+  run,
+  runOk,
+  t,
+  text,
+  to,
+  transport,
+} from "./helpers/mcp.js";
 
-// The MCP endpoint (docs/reports-and-mcp.md), driven by the SDK's own client over real
-// HTTP, and checked against the HTTP API it must agree with.
+// The MCP endpoint's tools (docs/reports-and-mcp.md), driven by the SDK's own client over real
+// HTTP: what they answer, that run_report agrees with the HTTP API, and errors in the API's words.
+// Who may use it, tenant isolation and what is not exposed: mcp-access.test.ts.
 
-const LEGACY_MESSAGE =
-  "Legacy API keys (created without scopes) cannot use MCP; create a key with the reports.read scope";
-const SCOPE_MESSAGE = "This API key needs the reports.read or reports.update scope to use MCP";
-const NOT_A_KEY_MESSAGE = "The MCP endpoint takes an API key: send 'Authorization: ApiKey <key>'";
-const BAD_KEY_MESSAGE = "API key is invalid, revoked or expired";
-const MISSING_MESSAGE = "Missing Authorization header; send 'ApiKey <key>' or 'Bearer <token>'";
-
-const PATHS = {
-  performance: "/api/v1/reports/events/performance",
-  "account-metrics": "/api/v1/composites/accounts/metrics",
-  "link-metrics": "/api/v1/composites/accounts/links/metrics",
-};
-
-type Params = Record<string, string | number>;
-
-interface RunContent {
-  report: string;
-  // biome-ignore lint/suspicious/noExplicitAny: rows are whatever the report returned
-  data: any;
-  pagination: { offset: number; limit: number; total: number };
-}
-
-let t: TestApp;
-let base: string;
-/** Tenant A: plenty of traffic; its person may grant reports.update. Main key: reports.read. */
-let a: Tenancy;
-/** Tenant B: less traffic of its own. Main key: reports.read. */
-let b: Tenancy;
-const keys: Record<"update" | "catalog" | "legacy" | "revoked", string> = {
-  update: "",
-  catalog: "",
-  legacy: "",
-  revoked: "",
-};
-let from: string;
-let to: string;
-let mid: string;
-let midEnd: string;
-
-const isoDay = (ms: number) => new Date(ms).toISOString().slice(0, 10);
-
-/** A key created through the API with the person's bearer; no scopes means a legacy key. */
-async function createKey(who: Tenancy, name: string, scopes?: string[]): Promise<{ id: string; apiKey: string }> {
-  const res = await t.call({
-    method: "POST",
-    url: "/api/v1/api-tokens",
-    headers: { authorization: who.bearer },
-    payload: scopes === undefined ? { name } : { name, scopes },
-  });
-  expect(res.statusCode, res.body).toBe(201);
-  const { id, token } = res.json().data;
-  const record = await t.call({
-    method: "GET",
-    url: `/api/v1/api-tokens/${id}`,
-    headers: { authorization: who.bearer },
-  });
-  expect(record.json().data.legacy).toBe(scopes === undefined);
-  return { id, apiKey: `ApiKey ${token}` };
-}
-
-function transport(authorization?: string) {
-  return new StreamableHTTPClientTransport(
-    new URL(`${base}/mcp`),
-    authorization === undefined ? {} : { requestInit: { headers: { authorization } } },
-  );
-}
-
-/** Connects the SDK client (the initialize round trip), runs `use`, closes. */
-async function withClient<T>(authorization: string, use: (client: Client) => Promise<T>): Promise<T> {
-  const client = new Client({ name: "mcp-test", version: "1.0.0" });
-  await client.connect(transport(authorization));
-  try {
-    return await use(client);
-  } finally {
-    await client.close();
-  }
-}
-
-/** What the SDK client throws when connecting with this Authorization header. */
-async function refusal(authorization?: string): Promise<StreamableHTTPError> {
-  const client = new Client({ name: "mcp-test", version: "1.0.0" });
-  let caught: unknown;
-  try {
-    await client.connect(transport(authorization));
-  } catch (error) {
-    caught = error;
-  } finally {
-    await client.close();
-  }
-  expect(caught).toBeInstanceOf(StreamableHTTPError);
-  return caught as StreamableHTTPError;
-}
-
-/** A raw JSON-RPC POST to /mcp, as any HTTP client would send it. */
-async function rawPost(authorization: string | undefined, method: string, params: Record<string, unknown> = {}) {
-  const res = await fetch(`${base}/mcp`, {
-    method: "POST",
-    headers: {
-      "content-type": "application/json",
-      accept: "application/json, text/event-stream",
-      ...(authorization === undefined ? {} : { authorization }),
-    },
-    body: JSON.stringify({ jsonrpc: "2.0", id: 1, method, params }),
-  });
-  return { status: res.status, body: (await res.json()) as Record<string, unknown> };
-}
-
-const INITIALIZE = {
-  protocolVersion: "2025-06-18",
-  capabilities: {},
-  clientInfo: { name: "raw", version: "1.0.0" },
-};
-
-function text(result: CallToolResult): string {
-  const [first] = result.content;
-  if (first?.type !== "text") throw new Error(`expected text content, got ${JSON.stringify(result.content)}`);
-  return first.text;
-}
-
-async function run(client: Client, report: string, parameters: Record<string, unknown>): Promise<CallToolResult> {
-  return (await client.callTool({ name: "run_report", arguments: { report, parameters } })) as CallToolResult;
-}
-
-async function runOk(client: Client, report: string, parameters: Record<string, unknown>): Promise<RunContent> {
-  const result = await run(client, report, parameters);
-  expect(result.isError, JSON.stringify(result.content)).not.toBe(true);
-  return result.structuredContent as unknown as RunContent;
-}
-
-async function http(who: Tenancy, report: string, params: Params) {
-  const query = new URLSearchParams(Object.entries(params).map(([k, v]) => [k, String(v)]));
-  return t.call({
-    method: "GET",
-    url: `${PATHS[report as keyof typeof PATHS]}?${query}`,
-    headers: { authorization: who.apiKey },
-  });
-}
-
-async function httpOk(who: Tenancy, report: string, params: Params) {
-  const res = await http(who, report, params);
-  expect(res.statusCode, res.body).toBe(200);
-  return res.json();
-}
-
-/** The clicks in a report's data, whichever shape it has. */
-// biome-ignore lint/suspicious/noExplicitAny: rows are whatever the report returned
-function clicksIn(data: any): number {
-  if (Array.isArray(data)) return data.reduce((n, row) => n + (row.metrics?.clicks ?? row.clicks ?? 0), 0);
-  const column = data.columns.indexOf("clicks");
-  return data.rows.reduce((n: number, row: number[]) => n + (row[column] ?? 0), 0);
-}
-
-async function clickCount(tenantId: string): Promise<number> {
-  const [row] = await t.ctx.db.query<{ n: number }>("select count(*)::int as n from clicks where tenant_id = $1", [
-    tenantId,
-  ]);
-  return row?.n ?? 0;
-}
-
-beforeAll(async () => {
-  t = await startTestApp();
-  base = await t.app.listen({ host: "127.0.0.1", port: 0 });
-  const now = t.clock.now();
-  from = isoDay(now.getTime() - 25 * DAY_MS);
-  to = isoDay(now.getTime());
-  mid = isoDay(now.getTime() - 9 * DAY_MS);
-  midEnd = isoDay(now.getTime() - 10 * DAY_MS);
-  a = await seedTenancy(t, { permissions: ["account.admin", "reports.update"], key: { scopes: ["reports.read"] } });
-  b = await seedTenancy(t, { key: { scopes: ["reports.read"] } });
-  await generateTraffic(t.ctx.db, a.tenantId, { days: 20, clicks: 3000, now, seed: 11 });
-  await generateTraffic(t.ctx.db, b.tenantId, { days: 20, clicks: 700, now, seed: 22 });
-  keys.update = (await createKey(a, "mcp update key", ["reports.update"])).apiKey;
-  keys.catalog = (await createKey(a, "mcp catalog key", ["catalog.read", "conversions.read"])).apiKey;
-  keys.legacy = (await createKey(a, "mcp legacy key")).apiKey;
-  const revoked = await createKey(a, "mcp revoked key", ["reports.read"]);
-  // It works before it is revoked, so the refusal below is the revocation's doing.
-  await withClient(revoked.apiKey, async (client) => expect((await client.listTools()).tools).toHaveLength(3));
-  const deleted = await t.call({
-    method: "DELETE",
-    url: `/api/v1/api-tokens/${revoked.id}`,
-    headers: { authorization: a.bearer },
-  });
-  expect(deleted.statusCode).toBe(200);
-  keys.revoked = revoked.apiKey;
-}, 120_000);
-
-afterAll(async () => t?.close());
-
-describe("who may use /mcp: a key with reports.read or reports.update", () => {
-  it("admits a key with the reports.read scope", async () => {
-    await withClient(a.apiKey, async (client) => {
-      expect(client.getServerVersion()?.name).toBe("tracking-platform-reports");
-      const rows = await runOk(client, "performance", {
-        stats: "clicks",
-        conversionDateFrom: from,
-        conversionDateTo: to,
-      });
-      expect(rows.data).toEqual([{ clicks: await clickCount(a.tenantId) }]);
-    });
-  });
-
-  it("admits a key with only the reports.update scope, with the same numbers", async () => {
-    const params = { fields: "account", stats: "clicks,ftd", conversionDateFrom: from, conversionDateTo: to };
-    const read = await withClient(a.apiKey, (client) => runOk(client, "performance", params));
-    const update = await withClient(keys.update, (client) => runOk(client, "performance", params));
-    expect(update).toEqual(read);
-    expect(read.data.length).toBeGreaterThan(1);
-  });
-
-  it("refuses a key whose scopes hold neither reports scope (403)", async () => {
-    const error = await refusal(keys.catalog);
-    expect(error.code).toBe(403);
-    expect(error.message).toContain(SCOPE_MESSAGE);
-    const raw = await rawPost(keys.catalog, "initialize", INITIALIZE);
-    expect(raw).toEqual({
-      status: 403,
-      body: { jsonrpc: "2.0", error: { code: -32003, message: SCOPE_MESSAGE }, id: null },
-    });
-  });
-
-  it("refuses a legacy key (no scopes) with a message saying why (403)", async () => {
-    const error = await refusal(keys.legacy);
-    expect(error.code).toBe(403);
-    expect(error.message).toContain(LEGACY_MESSAGE);
-    expect(error.message.toLowerCase()).toContain("legacy");
-    const raw = await rawPost(keys.legacy, "tools/list");
-    expect(raw).toEqual({
-      status: 403,
-      body: { jsonrpc: "2.0", error: { code: -32003, message: LEGACY_MESSAGE }, id: null },
-    });
-    // The same key is a working account-wide key on the HTTP API: only /mcp reads scopes.
-    const res = await t.call({ method: "GET", url: PATHS.performance, headers: { authorization: keys.legacy } });
-    expect(res.statusCode).toBe(200);
-  });
-
-  it.each([
-    ["no Authorization header", () => undefined, MISSING_MESSAGE],
-    ["an invalid key", () => "ApiKey not-a-real-key-0123456789", BAD_KEY_MESSAGE],
-    ["a revoked key", () => keys.revoked, BAD_KEY_MESSAGE],
-  ])("refuses %s (401)", async (_name, header, message) => {
-    const error = await refusal(header());
-    expect(error.code).toBe(401);
-    expect(error.message).toContain(message);
-    const raw = await rawPost(header(), "initialize", INITIALIZE);
-    expect(raw).toEqual({ status: 401, body: { jsonrpc: "2.0", error: { code: -32001, message }, id: null } });
-  });
-
-  it("refuses a Bearer JWT of a person who holds reports.read (403: a known caller, but MCP takes keys)", async () => {
-    const error = await refusal(a.bearer);
-    expect(error.code).toBe(403);
-    expect(error.message).toContain(NOT_A_KEY_MESSAGE);
-    const raw = await rawPost(a.bearer, "initialize", INITIALIZE);
-    expect(raw).toEqual({
-      status: 403,
-      body: { jsonrpc: "2.0", error: { code: -32003, message: NOT_A_KEY_MESSAGE }, id: null },
-    });
-  });
-
-  it("answers a raw JSON-RPC POST with a good key (so the refusals above are about the key)", async () => {
-    const raw = await rawPost(a.apiKey, "tools/list");
-    expect(raw.status).toBe(200);
-    expect(raw.body.error).toBeUndefined();
-    const tools = (raw.body.result as { tools: { name: string }[] }).tools.map((tool) => tool.name);
-    expect(tools.sort()).toEqual(["describe_report", "list_reports", "run_report"]);
-  });
-
-  it("counts a key's calls in its usage figures, as route /mcp", async () => {
-    const count = async () => {
-      await t.ctx.usage.flush();
-      const [row] = await t.ctx.db.query<{ n: number }>(
-        "select coalesce(sum(calls), 0)::int as n from api_usage where token_id = $1 and route = '/mcp' and status = 200",
-        [a.apiKeyId],
-      );
-      return row?.n ?? 0;
-    };
-    const before = await count();
-    expect((await rawPost(a.apiKey, "tools/list")).status).toBe(200);
-    expect((await rawPost(a.apiKey, "tools/list")).status).toBe(200);
-    expect(await count()).toBe(before + 2);
-  });
-});
+mcpFixture();
 
 describe("tools", () => {
   let client: Client;
@@ -520,39 +257,6 @@ describe("run_report agrees with the HTTP API", () => {
   });
 });
 
-describe("tenant isolation", () => {
-  it("a key of tenant B sees B's numbers only, never A's", async () => {
-    const aClicks = await clickCount(a.tenantId);
-    const bClicks = await clickCount(b.tenantId);
-    expect(bClicks).not.toBe(aClicks);
-    const aAccounts = (await httpOk(a, "account-metrics", { limit: 500 })).data.map((item: { id: number }) => item.id);
-    await withClient(b.apiKey, async (client) => {
-      const totals = await runOk(client, "performance", {
-        stats: "clicks",
-        conversionDateFrom: from,
-        conversionDateTo: to,
-      });
-      expect(totals.data).toEqual([{ clicks: bClicks }]);
-      const accounts = await runOk(client, "account-metrics", { limit: 500 });
-      const ids = accounts.data.map((item: { id: number }) => item.id);
-      expect(ids.length).toBeGreaterThan(0);
-      expect(ids.filter((id: number) => aAccounts.includes(id))).toEqual([]);
-      expect(accounts.data).toEqual((await httpOk(b, "account-metrics", { limit: 500 })).data);
-      // Filtering on one of A's accounts finds nothing of A's.
-      const foreign = await runOk(client, "performance", {
-        accountId: aAccounts[0],
-        stats: "clicks",
-        conversionDateFrom: from,
-        conversionDateTo: to,
-      });
-      expect(foreign.data).toEqual([{ clicks: 0 }]);
-      const links = await runOk(client, "link-metrics", { accountId: aAccounts[0] });
-      expect(links.data).toEqual([]);
-      expect(links.pagination.total).toBe(0);
-    });
-  });
-});
-
 describe("errors are tool errors with the HTTP API's message", () => {
   let client: Client;
   beforeAll(async () => {
@@ -636,33 +340,5 @@ describe("errors are tool errors with the HTTP API's message", () => {
     })) as CallToolResult;
     expect(result.isError).toBe(true);
     expect(text(result)).toBe("parameters must be an object of parameter names and values");
-  });
-});
-
-describe("read-only: nothing else is exposed", () => {
-  it("calling an unknown tool is an error naming the tools there are", async () => {
-    await withClient(a.apiKey, async (client) => {
-      for (const name of ["delete_report", "run_sql", "create_api_token"]) {
-        const result = (await client.callTool({ name, arguments: {} })) as CallToolResult;
-        expect(result.isError, name).toBe(true);
-        expect(text(result)).toBe(`Unknown tool '${name}'; tools: list_reports, describe_report, run_report`);
-      }
-      // No resources or prompts either.
-      expect(client.getServerCapabilities()).toEqual({ tools: {} });
-      await expect(client.listResources()).rejects.toMatchObject({ code: -32601 });
-      await expect(client.listPrompts()).rejects.toMatchObject({ code: -32601 });
-    });
-  });
-
-  it.each(["GET", "DELETE"])("%s /mcp answers 405 (stateless, POST only)", async (method) => {
-    const res = await fetch(`${base}/mcp`, {
-      method,
-      headers: { authorization: a.apiKey, accept: "text/event-stream" },
-    });
-    expect(res.status).toBe(405);
-    expect(res.headers.get("allow")).toBe("POST");
-    const body = (await res.json()) as { jsonrpc: string; error: { code: number; message: string } };
-    expect(body.jsonrpc).toBe("2.0");
-    expect(body.error.message).toBe("Method not allowed: this MCP endpoint is stateless; use POST");
   });
 });
