@@ -18,7 +18,7 @@ import {
   WEBHOOKS_API,
 } from "./helpers/webhooks.js";
 
-// Click postbacks (docs/outgoing-webhooks.md: Click is offered in a webhook's type list, and fires,
+// Click webhooks (docs/outgoing-webhooks.md: Click is offered in a webhook's type list, and fires,
 // only where the tenant has click webhooks turned on). A real click through /go, with the click
 // buffer written by hand, makes one delivery event per matching webhook, of type Click, carrying
 // the click id and no conversion; the worker is ticked by hand against a real loopback receiver.
@@ -70,7 +70,7 @@ async function clickAndWrite(cat: CatalogFixture, query = "", sourceId = cat.tra
 
 const eventsOfClick = (who: Tenancy, clickId: string) => listEvents(t, who, `?clickId=${clickId}`);
 
-describe("Click postbacks", () => {
+describe("Click webhooks", () => {
   it("a click fires a webhook filtered on Click: one Click event with the click id and no conversion", async () => {
     const { who, cat } = await tenant();
     const p = path("get");

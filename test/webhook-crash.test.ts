@@ -10,14 +10,14 @@ import { createPostgresSchema, postgresUrl } from "./helpers/db.js";
 import { freePort, type Started, start, waitFor } from "./helpers/process.js";
 
 // Crash test: the service is killed with SIGKILL in the middle of a burst of
-// conversions whose postbacks a slow receiver is taking; started again, it delivers every
+// conversions whose deliveries a slow receiver is taking; started again, it delivers every
 // event at least once, and no event is marked Delivered unless the receiver got it.
 
 const CONVERSIONS = 5_000;
 const SENDERS = 25;
 const SYSTEM = { type: "system", name: "crash test" } as const;
 
-/** Answers every postback 200 after a pause, and keeps how often each conversion arrived. */
+/** Answers every delivery 200 after a pause, and keeps how often each conversion arrived. */
 async function slowReceiver(delayMs: number): Promise<{ server: Server; base: string; seen: Map<string, number> }> {
   const seen = new Map<string, number>();
   const server = createServer((request, response) => {
@@ -89,7 +89,7 @@ describe.runIf(inject("dbKind") === "postgres")("a worker killed mid-burst", () 
     running.push(first);
     await waitFor(first, /running roles: api, worker, scheduler on PostgreSQL/);
 
-    // The burst: conversions through the postback endpoint from many senders at once.
+    // The burst: conversions through the delivery endpoint from many senders at once.
     let next = 0;
     const acknowledged = new Set<string>();
     const send = async (base: string): Promise<void> => {
@@ -110,7 +110,7 @@ describe.runIf(inject("dbKind") === "postgres")("a worker killed mid-burst", () 
     };
     const base = `http://127.0.0.1:${port}`;
     const burst = Promise.all(Array.from({ length: SENDERS }, () => send(base)));
-    await until(() => receiver.seen.size >= 300, 60_000, "the first postbacks");
+    await until(() => receiver.seen.size >= 300, 60_000, "the first deliveries");
     first.child.kill("SIGKILL");
     expect(await first.exited).toBe("SIGKILL");
     await burst;

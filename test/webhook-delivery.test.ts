@@ -125,7 +125,7 @@ describe("fan-out: which conversions create delivery events", () => {
     expect((await listEvents(t, who, `?webhookId=${depositOnly.id}`)).length).toBe(2);
   });
 
-  // Click postbacks come from clicks through /go (test/webhook-click-postbacks.test.ts, the
+  // Click webhooks come from clicks through /go (test/webhook-click-deliveries.test.ts, the
   // entitlement included); a Click is not a conversion a caller records (docs/conversions.md).
   it("a Click posted to the API is refused and fires nothing, even with click webhooks on", async () => {
     const { who } = await seedTenantWithCatalog(t);

@@ -19,7 +19,7 @@ import {
   withId,
 } from "./helpers/webhooks.js";
 
-// Metering of outgoing webhook postbacks (docs/outgoing-webhooks.md: the allowance is per calendar
+// Metering of outgoing webhook deliveries (docs/outgoing-webhooks.md: the allowance is per calendar
 // month (UTC), an event is sent while the month's sent count is below 110% of the allowance,
 // otherwise it is Held; an event counts once, at its first attempt; retries, resends and simulated
 // events do not count again; issue `webhook_allowance_exceeded`; admin surface: `webhookAllowance`,
@@ -226,7 +226,7 @@ describe("the monthly webhook allowance", () => {
   });
 
   it("counts an event once: its retries, resends and simulated events are not counted", async () => {
-    const who = await meteredTenant(2); // below 2.2: three postbacks a month
+    const who = await meteredTenant(2); // below 2.2: three deliveries a month
     const p = path("once");
     rx.on(p, [
       { status: 500, body: "down" },
@@ -282,7 +282,7 @@ describe("the monthly webhook allowance", () => {
   });
 
   it("raising the allowance through the admin API checks the Held events again at once", async () => {
-    const who = await meteredTenant(1); // below 1.1: two postbacks a month
+    const who = await meteredTenant(1); // below 1.1: two deliveries a month
     const p = path("raise");
     await hookTo(who, withId(rx, p));
     await convertMany(who, 5);

@@ -18,17 +18,17 @@ import {
   WEBHOOKS_API,
 } from "./helpers/webhooks.js";
 
-// A visitor must never steer a postback (docs/limits.md). Click parameters (pa, pb, gclid, the
+// A visitor must never steer a delivery (docs/limits.md). Click parameters (pa, pb, gclid, the
 // user agent) are visitor input that raw placeholders insert as they are: a raw placeholder is
 // refused at save in the scheme, user info, host or port; in the path and query a raw value
-// cannot open a query, a parameter or a fragment of its own; and at send time a postback whose
+// cannot open a query, a parameter or a fragment of its own; and at send time a delivery whose
 // origin differs from its template's, or whose path a value climbs, is not sent at all.
 
 const BROWSER = "Mozilla/5.0 (X11; Linux x86_64) AppleWebKit/537.36 Chrome/126.0 Safari/537.36";
 
 let t: TestApp;
 let rx: Receiver;
-/** Where a steered postback would go: nothing may ever reach it. */
+/** Where a steered delivery would go: nothing may ever reach it. */
 let thief: Receiver;
 
 beforeAll(async () => {
@@ -117,7 +117,7 @@ describe("save: a raw placeholder in the scheme, user info, host or port is refu
   });
 });
 
-describe("send: a click value cannot move the postback to another origin", () => {
+describe("send: a click value cannot move the delivery to another origin", () => {
   it("a URL saved before the rule: pa '@host:port/x?' is refused as url_origin_changed, nothing sent anywhere", async () => {
     const { who, cat } = await seedTenantWithCatalog(t);
     const p = path("legacy-host");
@@ -160,7 +160,7 @@ describe("send: a click value cannot move the postback to another origin", () =>
     expect((await eventOf(t, who, fine.id)).status).toBe("Delivered");
   });
 
-  it("a value that makes the host no web address fails that postback only, never suspending the webhook", async () => {
+  it("a value that makes the host no web address fails that delivery only, never suspending the webhook", async () => {
     const { who, cat } = await seedTenantWithCatalog(t);
     const p = path("encoded-host");
     // Saveable: the encoded value cannot add a delimiter, but '%' makes the host invalid.

@@ -24,8 +24,8 @@ import {
 // existed and broken at send time. Save-time validation refuses such URLs, so each test saves a valid
 // webhook through the API and then writes the old URL into its row, as a migration would have
 // left it. A placeholder that is not a plain name, or a URL that does not render to an absolute
-// http(s) address, stops postbacks (webhook Suspended); a placeholder naming nothing held sends
-// the postback with that value blank. Both raise the issue, which is also mailed.
+// http(s) address, stops deliveries (webhook Suspended); a placeholder naming nothing held sends
+// the delivery with that value blank. Both raise the issue, which is also mailed.
 
 let t: TestApp;
 let rx: Receiver;
@@ -68,7 +68,7 @@ async function urlMails(who: Tenancy): Promise<string[]> {
   return mails.map((m) => m.subject);
 }
 
-// URLs whose postbacks must stop. `p` is the test's receiver path; every template would reach the
+// URLs whose deliveries must stop. `p` is the test's receiver path; every template would reach the
 // receiver if the service sent it anyway.
 const STOPPING: [string, (p: string) => string][] = [
   ["a dotted placeholder {{click.id}}", (p) => `${rx.base}${p}?c=\${conversionId}&x={{click.id}}`],
@@ -80,7 +80,7 @@ const STOPPING: [string, (p: string) => string][] = [
   ["a URL without a scheme", (p) => `127.0.0.1:${rx.port}${p}?c=\${conversionId}`],
 ];
 
-describe("a placeholder that is not a plain name, or no web address: postbacks stop", () => {
+describe("a placeholder that is not a plain name, or no web address: deliveries stop", () => {
   it.each(STOPPING)(
     "%s: nothing is sent, the event is Paused, the webhook Suspended, an error issue mailed",
     async (_label, template) => {
@@ -183,7 +183,7 @@ describe("a placeholder that is not a plain name, or no web address: postbacks s
   });
 });
 
-describe("a placeholder naming nothing held: the postback goes out with it blank", () => {
+describe("a placeholder naming nothing held: the delivery goes out with it blank", () => {
   it("sends with the value blank, keeps the webhook Enabled, raises a warning issue listing it, mailed once", async () => {
     const who = await seedTenancy(t);
     const p = path("blank");
@@ -222,7 +222,7 @@ describe("a placeholder naming nothing held: the postback goes out with it blank
     expect(issues[0]?.details.placeholders).toEqual(["{{nosuchname}}", "${alsoMissing}"]);
     expect(await urlMails(who)).toEqual([expect.stringMatching(/^\[warning\] Opened: Webhook URL Is Invalid/)]);
 
-    // The next postback goes out the same way; still one issue and one mail.
+    // The next delivery goes out the same way; still one issue and one mail.
     const second = await convert(t, who);
     expect(await tick()).toBe(1);
     expect(conversionsAt(rx, p)).toEqual([conversion, second]);
@@ -240,7 +240,7 @@ describe("a placeholder naming nothing held: the postback goes out with it blank
     expect((await urlIssues(who))[0]?.status).toBe("closed");
   });
 
-  it("escalates the same issue to an error once the URL turns into one that stops postbacks", async () => {
+  it("escalates the same issue to an error once the URL turns into one that stops deliveries", async () => {
     const who = await seedTenancy(t);
     const p = path("escalate");
     const hook = await createLegacyHook(who, { url: withId(rx, p) });

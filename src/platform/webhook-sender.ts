@@ -11,7 +11,7 @@ export type ErrorType =
   | "http_status"
   | "invalid_url"
   | "blocked_address"
-  /** A click value would send the postback to another scheme, user info, host or port (not sent). */
+  /** A click value would send the delivery to another scheme, user info, host or port (not sent). */
   | "url_origin_changed"
   /** A click value would make a `.`/`..` path segment that climbs the URL's path (not sent). */
   | "url_path_changed";
@@ -236,7 +236,7 @@ function resolveWithin(resolve: Resolve, host: string, deadline: AbortSignal): P
  * The addresses that make a receiver host refused at send time, checked when its URL is saved:
  * a blocked literal address, or a name whose every address is blocked (the same policy and
  * ranges as `send`). Null when the host will not be refused, and also when the name does not
- * resolve or the lookup outlasts `timeoutMs`: DNS may differ by the time postbacks go out, and
+ * resolve or the lookup outlasts `timeoutMs`: DNS may differ by the time deliveries go out, and
  * `send` checks again then.
  */
 export async function blockedHostAddresses(
@@ -257,9 +257,9 @@ export async function blockedHostAddresses(
 }
 
 /**
- * Sends one postback: resolves the host once, refuses a blocked address, and connects only to
+ * Sends one delivery: resolves the host once, refuses a blocked address, and connects only to
  * the address it checked (no second lookup a DNS rebinding could change). No redirects are
- * followed. The lookup and the request share one deadline of `timeoutMs`. Conversion postbacks
+ * followed. The lookup and the request share one deadline of `timeoutMs`. Conversion deliveries
  * send no headers beyond Content-Type; operational messages add their signature headers.
  * `resolve` replaces the system resolver (tests use one that never answers).
  */

@@ -16,7 +16,7 @@ export const WEBHOOKS_API = "/api/v1/conversions/outgoing/webhooks";
 /** The receiver listens on loopback, which the sender refuses unless allowed; a hang must fail fast. */
 export const WEBHOOK_ENV = { WEBHOOK_ALLOWED_HOSTS: "127.0.0.1", WEBHOOK_TIMEOUT_MS: "500" };
 
-/** The keys of a postback's JSON body, sorted. */
+/** The keys of a delivery's JSON body, sorted. */
 export const PAYLOAD_KEYS = [
   "account",
   "attribution",
@@ -34,7 +34,7 @@ export const PAYLOAD_KEYS = [
   "trafficSource",
 ];
 
-/** The placeholders only Simulate fills (docs/outgoing-webhooks.md): a live postback renders them empty. */
+/** The placeholders only Simulate fills (docs/outgoing-webhooks.md): a live delivery renders them empty. */
 export const SIMULATE_ONLY = [
   "medium",
   "campaign",

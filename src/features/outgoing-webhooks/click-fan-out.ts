@@ -14,7 +14,7 @@ interface Names {
   tracker_name: string | null;
 }
 
-/** A click as a Click postback sees it: no conversion, no value, the click's own time. */
+/** A click as a Click delivery sees it: no conversion, no value, the click's own time. */
 function clickSnapshot(click: Click, names: Names | undefined): Snapshot {
   const named = (id: number | null, name: string | null | undefined) =>
     id === null ? null : { id, name: name ?? null };
@@ -51,7 +51,7 @@ function clickSnapshot(click: Click, names: Names | undefined): Snapshot {
 }
 
 /**
- * Click postbacks: for tenants with click webhooks turned on, one delivery event per counted
+ * Click webhooks: for tenants with click webhooks turned on, one delivery event per counted
  * click and matching webhook (type filter empty or holding Click), written in the transaction
  * that writes the click batch. Costs one query per batch when no tenant in it uses them.
  */
@@ -67,7 +67,7 @@ export async function clickFanOut(tx: Queryable, clicks: Click[], now: Date): Pr
   );
   if (firing.length === 0) return;
   // A batch written again (its first commit's answer was lost) skips the clicks it holds, so
-  // their postbacks must not be written twice either.
+  // their deliveries must not be written twice either.
   const done = await tx.query<{ click_id: string }>(
     "select distinct click_id from webhook_events where conversion_type = 'Click' and click_id = any($1::text[])",
     [[...new Set(firing.map((f) => f.click.id))]],

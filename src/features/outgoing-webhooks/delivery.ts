@@ -155,7 +155,7 @@ async function closeFailures(tx: Queryable, delivered: Outcome[]): Promise<void>
         kind: "outgoing_webhook_failed",
         subject: { type: "outgoing_webhook", id: webhookId },
       },
-      `A postback was answered ${outcome.result.response?.status ?? "2xx"}`,
+      `A delivery was answered ${outcome.result.response?.status ?? "2xx"}`,
       outcome.finished,
     );
   }
@@ -184,7 +184,7 @@ export async function attempt(
   const { url, body, steered } = requestOf(event);
   const at = now();
   if (steered !== null) {
-    // The click's values (visitor input) would steer this postback: it is not sent, and trying
+    // The click's values (visitor input) would steer this delivery: it is not sent, and trying
     // again would render the same values, so it fails at once (a resend after fixing the URL
     // template tries again).
     const result: SendResult = {

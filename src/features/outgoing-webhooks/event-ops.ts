@@ -81,7 +81,7 @@ export async function deleteEvents(
 }
 
 /**
- * The mark of a simulated postback: its conversionId, clickId and externalClickId start with it,
+ * The mark of a simulated delivery: its conversionId, clickId and externalClickId start with it,
  * which no real id does (ours start with `cnv_`/`clk_`), so a receiver can tell a test from a
  * conversion to pay for.
  */

@@ -81,18 +81,18 @@ async function admitTenant(
       {
         ...key,
         severity: "error",
-        title: "Webhook allowance exceeded: postbacks are held",
+        title: "Webhook allowance exceeded: deliveries are held",
         details: {
           month: month.slice(0, 7),
           allowance,
           sent: Number(usage.sent) + admitted.length,
-          heldUntilAllowed: `Held postbacks are checked again every ${HOLD_RECHECK_MS / 3_600_000} hours`,
+          heldUntilAllowed: `Held deliveries are checked again every ${HOLD_RECHECK_MS / 3_600_000} hours`,
         },
       },
       now,
     );
   } else if (events.some((e) => e.status === "Held")) {
-    await closeIssue(tx, key, "Held postbacks are being sent again", now);
+    await closeIssue(tx, key, "Held deliveries are being sent again", now);
   }
   return admitted;
 }
@@ -129,7 +129,7 @@ export interface WebhookUsage {
   held: number;
 }
 
-/** A tenant's postbacks counted in a calendar month (UTC, `YYYY-MM`), and its events held now. */
+/** A tenant's deliveries counted in a calendar month (UTC, `YYYY-MM`), and its events held now. */
 export async function webhookUsage(db: Queryable, tenantId: string, month: string): Promise<WebhookUsage | null> {
   const [row] = await db.query<{ allowance: number | null; sent: number; held: number }>(
     `select t.webhook_allowance as allowance,

@@ -41,7 +41,7 @@ export const LIVE_PLACEHOLDERS = [
   "clientUserAgent",
 ] as const;
 
-/** Filled only by Simulate; they render empty in live postbacks. */
+/** Filled only by Simulate; they render empty in live deliveries. */
 export const SIMULATE_ONLY_PLACEHOLDERS = [
   "medium",
   "campaign",
@@ -128,7 +128,7 @@ export class PlaceholderError extends Error {
   }
 }
 
-/** Sample values: every placeholder filled, so the rendered URL shows what a postback would look like. */
+/** Sample values: every placeholder filled, so the rendered URL shows what a delivery would look like. */
 export const SAMPLE_VALUES: Record<PlaceholderName, string> = {
   clickId: "clk_06gzyy77kggck3hytbtrc2xp48",
   externalClickId: "ext-123",
@@ -203,7 +203,7 @@ export function validateTemplate(template: string): string {
     }
     if (token.problem === "unknown") throw new PlaceholderError(`Unknown placeholder '${token.text}'`, token.text);
   }
-  // Checked as a live postback would render it: simulate-only names empty, so a URL that needs
+  // Checked as a live delivery would render it: simulate-only names empty, so a URL that needs
   // one of them to be a web address is refused.
   const live = render(template, LIVE_SAMPLE_VALUES);
   const problem = webAddressProblem(live);
@@ -265,9 +265,9 @@ export function webAddressProblem(url: string): string | null {
 
 /**
  * What stands in the way of sending a rendered template that was saved before save-time
- * validation: a reason postbacks must stop, or the placeholders that render blank. A URL that is
+ * validation: a reason deliveries must stop, or the placeholders that render blank. A URL that is
  * no web address only because of this conversion's values is not the template's fault: it does
- * not stop the webhook (the attempt refuses that one postback, see `renderUrl`).
+ * not stop the webhook (the attempt refuses that one delivery, see `renderUrl`).
  */
 export function sendTimeProblems(template: string, rendered: string): { stop: string | null; blank: string[] } {
   const leftover = /\$\{|\{\{|\}\}/.exec(template.replace(TOKEN, ""));
@@ -289,7 +289,7 @@ function templateSound(template: string): boolean {
 
 /**
  * Where a part of a URL template stands: `origin` is the scheme, user info, host and port (a
- * value there decides where the postback goes).
+ * value there decides where the delivery goes).
  */
 export type UrlRegion = "origin" | "path" | "query" | "fragment";
 
@@ -351,7 +351,7 @@ export function templateParts(template: string): TemplatePart[] {
 }
 
 /**
- * A raw value in the scheme, user info, host or port could send the postback anywhere (a click
+ * A raw value in the scheme, user info, host or port could send the delivery anywhere (a click
  * parameter `@other-host/x?` turns the host into user info): refused at save.
  */
 function rawInOriginProblem(template: string): void {
@@ -359,26 +359,26 @@ function rawInOriginProblem(template: string): void {
     if (part.token?.raw && part.region === "origin") {
       const encoded = `\${${part.token.inner}}`;
       throw new PlaceholderError(
-        `Raw placeholder '${part.token.text}' is not allowed in the URL's scheme, user info, host or port: a value there could send the postback to another address. Use ${encoded} to insert it URL-encoded`,
+        `Raw placeholder '${part.token.text}' is not allowed in the URL's scheme, user info, host or port: a value there could send the delivery to another address. Use ${encoded} to insert it URL-encoded`,
         part.token.text,
       );
     }
   }
 }
 
-/** Postbacks refused at send time because a value would steer them (attempt error types). */
+/** Deliveries refused at send time because a value would steer them (attempt error types). */
 export type SteeringErrorType = "url_origin_changed" | "url_path_changed";
 const STEERING_ERROR_TYPES: ReadonlySet<string | null> = new Set<SteeringErrorType>([
   "url_origin_changed",
   "url_path_changed",
 ]);
 
-/** True for the error types of a postback refused because a value would have steered its URL. */
+/** True for the error types of a delivery refused because a value would have steered its URL. */
 export const isSteeringError = (errorType: string | null): boolean => STEERING_ERROR_TYPES.has(errorType);
 
 export interface RenderedUrl {
   url: string;
-  /** Why this postback must not be sent: a value would change where it goes. */
+  /** Why this delivery must not be sent: a value would change where it goes. */
   steered: { errorType: SteeringErrorType; message: string } | null;
 }
 
@@ -417,7 +417,7 @@ function addressOf(url: string): Address | null {
 }
 
 /**
- * Renders a postback URL to send. Like `render`, but a value cannot steer the postback: raw
+ * Renders a delivery URL to send. Like `render`, but a value cannot steer the delivery: raw
  * values are neutralised for their region, and the result is refused (`steered`) when its
  * scheme, user info, host or port differ from those of the template rendered with every value
  * URL-encoded, or when a value makes a `.` or `..` path segment (which the parser would resolve,
@@ -478,7 +478,7 @@ function originChange(template: string, url: string, origin: string, originBare:
   const instead = meant === null ? "" : ` instead of ${meant.protocol}//${meant.host}`;
   return {
     errorType: "url_origin_changed",
-    message: `A value would send the postback to ${actual.protocol}//${actual.host}${instead}; nothing was sent`,
+    message: `A value would send the delivery to ${actual.protocol}//${actual.host}${instead}; nothing was sent`,
   };
 }
 

@@ -104,7 +104,7 @@ export const ValidateAnswer = Type.Object({
 
 export const PlaceholderInfo = Type.Object({
   name: Type.String(),
-  simulateOnly: Type.Boolean({ description: "Filled only by Simulate; empty in live postbacks" }),
+  simulateOnly: Type.Boolean({ description: "Filled only by Simulate; empty in live deliveries" }),
 });
 
 export const SimulateBody = Type.Object(

@@ -175,7 +175,7 @@ export function webhookSettingsRoutes(ctx: WebhookSettingsRouteDeps): FastifyPlu
           description:
             "A Disabled or Suspended webhook sends nothing: simulating one is refused with 409 conflict. The " +
             "sample's conversionId, clickId and externalClickId start with `sim_`, so a receiver can tell it " +
-            "from a real postback. Each webhook " +
+            "from a real delivery. Each webhook " +
             "takes a few simulations per minute (10 by default); past that, 429 with Retry-After.",
           params: WebhookId,
           body: SimulateBody,
@@ -213,7 +213,7 @@ export function webhookSettingsRoutes(ctx: WebhookSettingsRouteDeps): FastifyPlu
           tags: [TAG],
           summary: "Check a URL template without saving it: the placeholder or host at fault, or the sample URL",
           description:
-            "valid:false also for a host that postbacks would be refused for: a private, loopback or reserved " +
+            "valid:false also for a host that deliveries would be refused for: a private, loopback or reserved " +
             "address, or a name that resolves only to such addresses, unless WEBHOOK_ALLOWED_HOSTS allows it.",
           body: ValidateBody,
           response: { 200: Envelope(ValidateAnswer), ...errorResponses },

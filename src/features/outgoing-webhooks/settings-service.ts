@@ -83,7 +83,7 @@ export interface SettingsChange {
 /** The types a webhook may filter on: never commissions; Click only with click webhooks on. */
 function checkType(type: string, path: string, clickWebhooks: boolean): ConversionType {
   if (!isConversionType(type)) throw ApiError.validation(path, `'${type}' is not a conversion type`);
-  if (COMMISSION_TYPES.has(type)) throw ApiError.validation(path, `${type} is calculated and never fires postbacks`);
+  if (COMMISSION_TYPES.has(type)) throw ApiError.validation(path, `${type} is calculated and never fires webhooks`);
   if (type === "Click" && !clickWebhooks) {
     throw ApiError.validation(path, "Click is offered only when click webhooks are turned on for the account");
   }

@@ -21,12 +21,12 @@ async function raiseUrlIssue(
       kind: "webhook_url_invalid",
       severity: stopped ? "error" : "warning",
       title: stopped
-        ? `Webhook URL Is Invalid: postbacks of ${event.webhook.name} stopped`
-        : `Webhook URL Is Invalid: postbacks of ${event.webhook.name} go out with a blank value`,
+        ? `Webhook URL Is Invalid: deliveries of ${event.webhook.name} stopped`
+        : `Webhook URL Is Invalid: deliveries of ${event.webhook.name} go out with a blank value`,
       subject: { type: "outgoing_webhook", id: event.webhook_id, name: event.webhook.name },
       details: {
         postbacksStopped: stopped,
-        effect: stopped ? "postbacks stopped; the webhook is suspended" : "postbacks are sent with the value blank",
+        effect: stopped ? "deliveries stopped; the webhook is suspended" : "deliveries are sent with the value blank",
         urlTemplate: event.webhook.url,
         ...details,
       },
@@ -104,7 +104,7 @@ export interface HostScreen {
 }
 
 /**
- * The host every postback of a template goes to, or null when a placeholder decides it (or the
+ * The host every delivery of a template goes to, or null when a placeholder decides it (or the
  * template is not a web address): rendered with every value empty and with sample values, a host
  * that a placeholder is part of comes out different.
  */
@@ -120,7 +120,7 @@ function fixedHost(template: string): string | null {
 /**
  * Why a template's host will be refused at send time (a private, loopback or reserved literal
  * address, or a name that resolves only to such addresses, not on WEBHOOK_ALLOWED_HOSTS), or
- * null. Saving it would only make every postback fail with blocked_address and an issue. A
+ * null. Saving it would only make every delivery fail with blocked_address and an issue. A
  * template with other problems answers null: `validateTemplate` reports those.
  */
 export async function blockedHostProblem(template: string, screen: HostScreen): Promise<string | null> {
@@ -137,7 +137,7 @@ export async function blockedHostProblem(template: string, screen: HostScreen): 
   const what = isIP(host.replace(/^\[|\]$/g, "")) !== 0 ? "is a" : "resolves only to";
   const range = what === "is a" ? "private, loopback or reserved address" : "private, loopback or reserved addresses";
   return (
-    `URL host ${host} ${what} ${range}: postbacks to it would be refused. ` +
+    `URL host ${host} ${what} ${range}: deliveries to it would be refused. ` +
     `To deliver inside your own network, add ${host.replace(/^\[|\]$/g, "")} to WEBHOOK_ALLOWED_HOSTS`
   );
 }
