@@ -2,7 +2,7 @@ import { Conditions } from "../../platform/db/paging.js";
 import { DAY_MS } from "../../platform/durations.js";
 import { RAW_EVENT_RETENTION_DAYS } from "../tracking/retention.js";
 import { REPORT_MEASURES } from "../tracking/rollups.js";
-import { addWindow, type BlockState, type RollupSource, type WindowRows } from "./sources.js";
+import { addWindow, type BlockState, dayString, type RollupSource, type WindowRows } from "./sources.js";
 
 /** A part of a window read from the raw events: from `from` to `to` (inclusive, or not when `open`). */
 export interface RawRange {
@@ -21,7 +21,6 @@ export interface WindowSplit {
 }
 
 const startOfDay = (at: Date): number => Math.floor(at.getTime() / DAY_MS) * DAY_MS;
-const dayOf = (ms: number): string => new Date(ms).toISOString().slice(0, 10);
 
 /**
  * Splits a window (both ends inclusive, to the millisecond) into the whole UTC days inside it,
@@ -37,7 +36,7 @@ export function splitWindow(window: { from: Date; to: Date }, now: Date): Window
   const fromPartial = window.from.getTime() > fromDay && fromDay >= kept;
   const toPartial = window.to.getTime() < toDay + DAY_MS - 1 && toDay >= kept;
   if (fromDay === toDay) {
-    if (!fromPartial && !toPartial) return { days: [dayOf(fromDay), dayOf(toDay)], raw: [] };
+    if (!fromPartial && !toPartial) return { days: [dayString(fromDay / DAY_MS), dayString(toDay / DAY_MS)], raw: [] };
     return { days: null, raw: [{ from: window.from, to: window.to, open: false }] };
   }
   const raw: RawRange[] = [];
@@ -45,7 +44,7 @@ export function splitWindow(window: { from: Date; to: Date }, now: Date): Window
   if (toPartial) raw.push({ from: new Date(toDay), to: window.to, open: false });
   const first = fromPartial ? fromDay + DAY_MS : fromDay;
   const last = toPartial ? toDay - DAY_MS : toDay;
-  return { days: first <= last ? [dayOf(first), dayOf(last)] : null, raw };
+  return { days: first <= last ? [dayString(first / DAY_MS), dayString(last / DAY_MS)] : null, raw };
 }
 
 /** The conversion type whose count and amount each report measure holds. */
