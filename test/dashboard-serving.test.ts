@@ -1,4 +1,4 @@
-import { readdirSync, readFileSync } from "node:fs";
+import { mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { brotliDecompressSync, gunzipSync } from "node:zlib";
@@ -118,5 +118,36 @@ describe("dashboard not built", () => {
     expect(res.statusCode).toBe(503);
     expect(res.body).toContain("scripts/build-web.ts");
     await app.close();
+  });
+});
+
+describe("dashboard rebuilt while the service runs", () => {
+  it("serves the new build's hashed assets, never their compressed siblings or a path outside", async () => {
+    const root = mkdtempSync(join(tmpdir(), "dashboard-late-"));
+    mkdirSync(join(root, "assets"));
+    writeFileSync(join(root, "index.html"), '<div id="root"></div>');
+    writeFileSync(join(root, "assets", "index-old.js"), "old();");
+    const app = Fastify({ logger: false });
+    await app.register(dashboardRoutes({ root }));
+    await app.ready();
+    try {
+      // Written after the start, as `npm run build-web` would.
+      writeFileSync(join(root, "assets", "page-new.js"), "late();");
+      writeFileSync(join(root, "assets", "page-new.js.br"), "compressed bytes");
+      const late = await app.inject({ method: "GET", url: "/assets/page-new.js" });
+      expect(late.statusCode).toBe(200);
+      expect(late.body).toBe("late();");
+      expect(late.headers["cache-control"]).toBe("public, max-age=31536000, immutable");
+      expect((await app.inject({ method: "GET", url: "/assets/page-new.js.br" })).statusCode).toBe(404);
+      writeFileSync(join(root, "outside.txt"), "not an asset");
+      for (const url of ["/assets/..%2Foutside.txt", "/assets/%2E%2E/outside.txt"]) {
+        const res = await app.inject({ method: "GET", url });
+        expect(res.body, url).not.toContain("not an asset");
+      }
+      expect((await app.inject({ method: "GET", url: "/assets/gone.js" })).statusCode).toBe(404);
+    } finally {
+      await app.close();
+      rmSync(root, { recursive: true, force: true });
+    }
   });
 });

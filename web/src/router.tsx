@@ -6,7 +6,6 @@ import { apiKeysRoutes } from "./pages/api-keys/routes";
 import { catalogRoutes } from "./pages/catalog/routes";
 import { compositesRoutes } from "./pages/composites/routes";
 import { conversionsRoutes } from "./pages/conversions/routes";
-import { IssuePage } from "./pages/IssuePage";
 import { issuesRoutes } from "./pages/issues/routes";
 import { notificationsRoutes } from "./pages/notifications/routes";
 import { Overview } from "./pages/Overview";
@@ -60,18 +59,11 @@ const overviewRoute = createRoute({
   component: Overview,
 });
 
-const issueRoute = createRoute({
-  getParentRoute: () => appRoute,
-  path: "/issues/$issueId",
-  component: IssuePage,
-});
-
 export const router = createRouter({
   routeTree: rootRoute.addChildren([
     signInRoute,
     appRoute.addChildren([
       overviewRoute,
-      issueRoute,
       ...reportsRoutes,
       ...compositesRoutes,
       ...catalogRoutes,
@@ -94,4 +86,4 @@ declare module "@tanstack/react-router" {
   }
 }
 
-export { issueRoute, overviewRoute, signInRoute };
+export { overviewRoute, signInRoute };

@@ -51,6 +51,10 @@ function pageHeaders(reply: FastifyReply): void {
   reply.header("x-frame-options", "DENY");
 }
 
+/** A hashed asset's path: under /assets/, no dot segment, not a precompressed sibling or hidden file. */
+const isLateAsset = (path: string, last: string) =>
+  path.startsWith("/assets/") && !path.includes("..") && !last.startsWith(".") && !/\.(br|gz)$/.test(last);
+
 /**
  * Serves the built dashboard at `/`: its files (precompressed brotli or gzip, chosen by the
  * request's Accept-Encoding), and index.html for every other GET outside the service's own
@@ -91,9 +95,14 @@ export function dashboardRoutes(options: { root?: string } = {}): FastifyPluginA
     const fallback = async (request: { url: string }, reply: FastifyReply) => {
       const path = request.url.split("?")[0] ?? "/";
       const last = path.slice(path.lastIndexOf("/") + 1);
-      // The service's own paths keep their answers; a missing file (a name with an extension)
-      // is a 404, not a page that a script tag would try to run.
-      if (isServicePath(path) || last.includes(".")) return reply.callNotFound();
+      if (isServicePath(path)) return reply.callNotFound();
+      // A hashed asset of a build made after the service started (npm run build-web while it
+      // runs): the routes above were found at start, so it is looked up here.
+      if (isLateAsset(path, last) && existsSync(join(root, path))) {
+        return reply.sendFile(path.slice(1));
+      }
+      // A missing file (a name with an extension) is a 404, not a page a script tag would run.
+      if (last.includes(".")) return reply.callNotFound();
       pageHeaders(reply);
       return reply.sendFile("index.html");
     };

@@ -30,7 +30,7 @@ interface FieldProps {
   /** The control, given the id and description ids it must carry. */
   children: (props: { id: string; "aria-describedby"?: string | undefined; "aria-invalid"?: boolean }) => ReactNode;
   hint?: ReactNode;
-  error?: string;
+  error?: string | undefined;
   inline?: boolean;
 }
 

@@ -1,12 +1,10 @@
 import { useQuery } from "@tanstack/react-query";
 import { Link } from "@tanstack/react-router";
-import { api, unwrap } from "../api/client";
-import { ErrorState, Loading } from "../components/states";
-import { formatDateTime, formatLabel } from "../format";
-import { issueRoute } from "../router";
-
-const show = (value: unknown) =>
-  value === null ? "never" : typeof value === "object" ? JSON.stringify(value) : String(value);
+import { api, unwrap } from "../../api/client";
+import { ErrorState, Loading } from "../../components/states";
+import { formatDateTime, formatLabel } from "../../format";
+import { showDetail } from "./details";
+import { issueRoute } from "./routes";
 
 /** One issue (GET /api/v1/issues/{id}): what it is about and its details. */
 export function IssuePage() {
@@ -23,13 +21,13 @@ export function IssuePage() {
         ["Opened", formatDateTime(data.openedAt)],
         ["Updated", formatDateTime(data.updatedAt)],
         ...(data.closedAt ? [["Closed", formatDateTime(data.closedAt)] as [string, string]] : []),
-        ...Object.entries(data.details).map(([key, value]): [string, string] => [formatLabel(key), show(value)]),
+        ...Object.entries(data.details).map(([key, value]): [string, string] => [formatLabel(key), showDetail(value)]),
       ]
     : [];
   return (
     <>
       <p className="breadcrumb">
-        <Link to="/">Overview</Link> / Issue
+        <Link to="/issues">Issues</Link> / Issue
       </p>
       {issue.isPending ? (
         <Loading label="Loading the issue…" />

@@ -1,0 +1,350 @@
+import type { Browser, Page } from "playwright-core";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { generateTraffic } from "../src/features/demo/traffic.js";
+import { seedTenancy, startTestApp, type Tenancy, type TestApp } from "./helpers/app.js";
+import { hasChromium, launchChromium } from "./helpers/chromium.js";
+import {
+  expectAccessible,
+  expectClean,
+  openDashboardPage,
+  screenshot,
+  signIn,
+  WAIT_MS,
+} from "./helpers/dashboard-browser.js";
+
+// Accounts and links (/accounts) end to end: every row, its order and its figures must be the
+// composite endpoints' own answer for the same parameters, asked as a third-party client would.
+
+const DAY_MS = 86_400_000;
+const PAGE_SIZE = 25;
+const day = (ms: number) => new Date(ms).toISOString().slice(0, 10);
+
+interface ApiRow {
+  id: number;
+  name: string;
+  metrics: Record<string, number>;
+  comparisonMetrics: Record<string, number>;
+}
+
+interface ShownRow {
+  id: number;
+  name: string;
+  metrics: Record<string, { value: number; previous: number }>;
+}
+
+/** Signs in and lets the overview finish loading, so leaving it aborts none of its requests. */
+async function signInSettled(page: Page, person: Tenancy): Promise<void> {
+  await signIn(page, person);
+  await page.waitForFunction(
+    () =>
+      (document.querySelector(".chart canvas") !== null ||
+        document.body.textContent?.includes("No clicks or conversions in this period.")) &&
+      document.querySelector(".state-loading, [aria-busy='true']") === null,
+    null,
+    { timeout: WAIT_MS },
+  );
+}
+
+const inFlight = new WeakMap<Page, Set<unknown>>();
+
+/** Counts the page's requests still open, for `goto` to wait on. */
+function trackRequests(page: Page): void {
+  const open = new Set<unknown>();
+  inFlight.set(page, open);
+  page.on("request", (request) => open.add(request));
+  page.on("requestfinished", (request) => open.delete(request));
+  page.on("requestfailed", (request) => open.delete(request));
+}
+
+/** Opens an address once the page has no request open, so the navigation aborts none. */
+async function goto(page: Page, url: string): Promise<void> {
+  await expect.poll(() => inFlight.get(page)?.size ?? 0, { timeout: WAIT_MS }).toBe(0);
+  await page.goto(url);
+}
+
+describe.skipIf(!hasChromium)("dashboard: accounts and links", () => {
+  let t: TestApp;
+  let who: Tenancy;
+  let browser: Browser;
+  let origin: string;
+  const today = day(Date.now());
+  const from = day(Date.now() - 29 * DAY_MS);
+  const previousTo = day(Date.now() - 30 * DAY_MS);
+  const previousFrom = day(Date.now() - 59 * DAY_MS);
+
+  beforeAll(async () => {
+    t = await startTestApp({ app: { rateLimit: { max: 100_000 } } });
+    who = await seedTenancy(t);
+    // More accounts than a page holds, with traffic in both the default period and the one before.
+    await generateTraffic(t.ctx.db, who.tenantId, { days: 60, clicks: 3000, accounts: 32, now: t.clock.now() });
+    origin = await t.app.listen({ port: 0, host: "127.0.0.1" });
+    browser = await launchChromium();
+  }, 180_000);
+
+  afterAll(async () => {
+    await browser?.close();
+    await t?.close();
+  });
+
+  /** The endpoint's page for these parameters. */
+  async function apiPage(path: string, params: Record<string, string | number>) {
+    const query = new URLSearchParams(Object.entries(params).map(([k, v]) => [k, String(v)]));
+    const res = await t.call({
+      method: "GET",
+      url: `/api/v1/composites/${path}?${query}`,
+      headers: { authorization: who.bearer },
+    });
+    expect(res.statusCode, res.body).toBe(200);
+    return { rows: res.json().data as ApiRow[], total: res.json().pagination?.total ?? 0 };
+  }
+
+  const defaults = {
+    metricsFrom: from,
+    metricsTo: today,
+    comparisonFrom: previousFrom,
+    comparisonTo: previousTo,
+    limit: PAGE_SIZE,
+  };
+
+  /** The table's rows as shown: id (from the account's link), name and each metric with its comparison. */
+  function shownRows(page: Page): Promise<ShownRow[]> {
+    return page.$$eval("table.data-table tbody tr", (trs) =>
+      trs.map((tr) => {
+        const link = tr.querySelector<HTMLAnchorElement>("td:first-child a");
+        const metrics: Record<string, { value: number; previous: number }> = {};
+        for (const cell of Array.from(tr.querySelectorAll<HTMLElement>(".metric"))) {
+          metrics[String(cell.dataset.metric)] = {
+            value: Number(cell.dataset.value),
+            previous: Number(cell.dataset.previous),
+          };
+        }
+        return {
+          id: link ? Number(new URL(link.href).pathname.split("/").pop()) : 0,
+          name: (link ?? tr.querySelector(".row-name"))?.textContent ?? "",
+          metrics,
+        };
+      }),
+    );
+  }
+
+  /** The rows show exactly the API's rows, in its order, with its figures for both periods. */
+  function compare(shown: ShownRow[], api: ApiRow[], withIds: boolean) {
+    if (withIds) expect(shown.map((r) => r.id)).toEqual(api.map((r) => r.id));
+    expect(shown.map((r) => r.name)).toEqual(api.map((r) => r.name));
+    for (const [i, row] of shown.entries()) {
+      const expected = api[i] as ApiRow;
+      expect(Object.keys(row.metrics).length).toBeGreaterThan(0);
+      for (const [metric, figures] of Object.entries(row.metrics)) {
+        expect(figures, `${row.name} ${metric}`).toEqual({
+          value: expected.metrics[metric],
+          previous: expected.comparisonMetrics[metric],
+        });
+      }
+    }
+  }
+
+  /** Waits until the page shows the API's rows (a navigation renders a moment after the address changes). */
+  async function expectShown(page: Page, api: ApiRow[], withIds = true): Promise<ShownRow[]> {
+    let shown: ShownRow[] = [];
+    const same = async () => {
+      shown = await shownRows(page);
+      try {
+        compare(shown, api, withIds);
+        return true;
+      } catch {
+        return false;
+      }
+    };
+    await expect
+      .poll(same, { timeout: WAIT_MS })
+      .toBe(true)
+      .catch(() => compare(shown, api, withIds));
+    return shown;
+  }
+
+  const searchOf = (page: Page) => new URL(page.url()).searchParams;
+  const accountsApi = (params: Record<string, string | number>) =>
+    apiPage("accounts/metrics", { ...defaults, ...params });
+
+  it("shows the API's accounts with both periods, sorts both ways, searches and pages", {
+    timeout: 180_000,
+  }, async () => {
+    const { context, page, log } = await openDashboardPage(browser, origin);
+    trackRequests(page);
+    try {
+      await page.goto(`${origin}/sign-in`);
+      await signInSettled(page, who);
+      await page.getByRole("link", { name: "Accounts and links" }).click();
+      await page.getByRole("heading", { name: "Accounts and links", level: 1 }).waitFor({ timeout: WAIT_MS });
+
+      // Default: the last 30 days against the 30 before, most clicks first.
+      const byClicks = await accountsApi({ sortBy: "clicks" });
+      expect(byClicks.total).toBeGreaterThan(PAGE_SIZE);
+      const first = await expectShown(page, byClicks.rows);
+      expect(first.some((r) => (r.metrics.clicks?.value ?? 0) > 0 && (r.metrics.clicks?.previous ?? 0) > 0)).toBe(true);
+      expect(await page.getByTestId("period-summary").textContent()).toContain(`${previousFrom} to ${previousTo}`);
+      await expect
+        .poll(() => page.getByRole("navigation", { name: "Accounts pages" }).textContent())
+        .toContain(`1–${PAGE_SIZE} of ${byClicks.total}`);
+      await screenshot(page, "composites-01-accounts");
+      await expectAccessible(page);
+
+      // A header toggles the order; the API sorts the whole filtered set, lowest first, then highest.
+      await page.getByRole("button", { name: "Clicks" }).click();
+      await page.waitForURL((url) => url.searchParams.get("dir") === "asc");
+      const ascending = await expectShown(page, (await accountsApi({ sortBy: "+clicks" })).rows);
+      expect(ascending.map((r) => r.id)).not.toEqual(first.map((r) => r.id));
+      expect(await page.getByRole("columnheader", { name: /Clicks/ }).getAttribute("aria-sort")).toBe("ascending");
+      await page.getByRole("button", { name: "Clicks" }).click();
+      await page.waitForURL((url) => url.searchParams.get("dir") === "desc");
+      await expectShown(page, byClicks.rows);
+
+      // Any metric the API sorts by, from the sort control: its column joins the table.
+      await page.getByLabel("Sort by").selectOption("revShareCommission");
+      await page.waitForURL((url) => url.searchParams.get("sort") === "revShareCommission");
+      const byRevShare = await expectShown(page, (await accountsApi({ sortBy: "revShareCommission" })).rows);
+      expect(Object.keys(byRevShare[0]?.metrics ?? {})).toContain("revShareCommission");
+      await page.getByLabel("Order").selectOption("asc");
+      await page.waitForURL((url) => url.searchParams.get("dir") === "asc");
+      await expectShown(page, (await accountsApi({ sortBy: "+revShareCommission" })).rows);
+
+      // By name, both ways.
+      await page.getByRole("button", { name: "Account", exact: true }).click();
+      await page.waitForURL((url) => url.searchParams.get("sort") === "name" && url.searchParams.get("dir") === "desc");
+      await expectShown(page, (await accountsApi({ sortBy: "-name" })).rows);
+      await page.getByRole("button", { name: "Account", exact: true }).click();
+      await page.waitForURL((url) => url.searchParams.get("dir") === "asc");
+      await expectShown(page, (await accountsApi({ sortBy: "name" })).rows);
+
+      // Paging over the whole sorted set.
+      await page.getByRole("button", { name: "Next" }).click();
+      await page.waitForURL((url) => url.searchParams.get("offset") === String(PAGE_SIZE));
+      const second = await expectShown(page, (await accountsApi({ sortBy: "name", offset: PAGE_SIZE })).rows);
+      expect(second.length).toBeGreaterThan(0);
+      await screenshot(page, "composites-02-accounts-page-2");
+
+      // Search narrows (and starts at the first page); the address says so.
+      await page.getByLabel("Search account names").fill("velvet");
+      await page.getByRole("button", { name: "Search", exact: true }).click();
+      await page.waitForURL((url) => url.searchParams.get("q") === "velvet" && !url.searchParams.has("offset"));
+      const apiFound = await accountsApi({ sortBy: "name", search: "velvet" });
+      const found = await expectShown(page, apiFound.rows);
+      expect(found.length).toBeGreaterThan(0);
+      expect(apiFound.total).toBeLessThan(byClicks.total);
+      for (const row of found) expect(row.name.toLowerCase()).toContain("velvet");
+      await screenshot(page, "composites-03-search");
+
+      // A search that finds nothing says so.
+      await page.getByLabel("Search account names").fill("no such account anywhere");
+      await page.getByRole("button", { name: "Search", exact: true }).click();
+      await page.getByText("No account matches this search.").waitFor({ timeout: WAIT_MS });
+      await expectAccessible(page);
+
+      // A shared address opens the same view: a custom comparison period, inactive accounts.
+      const custom = {
+        from: day(Date.now() - 13 * DAY_MS),
+        to: today,
+        compareFrom: day(Date.now() - 50 * DAY_MS),
+        compareTo: day(Date.now() - 40 * DAY_MS),
+      };
+      const customApi = (comparisonFrom: string, comparisonTo: string) =>
+        apiPage("accounts/metrics", {
+          metricsFrom: custom.from,
+          metricsTo: custom.to,
+          comparisonFrom,
+          comparisonTo,
+          limit: PAGE_SIZE,
+          sortBy: "signups",
+          status: "inactive",
+        });
+      await goto(page, `${origin}/accounts?${new URLSearchParams({ ...custom, status: "inactive", sort: "signups" })}`);
+      await page.getByRole("heading", { name: "Accounts and links", level: 1 }).waitFor({ timeout: WAIT_MS });
+      const inactive = await customApi(custom.compareFrom, custom.compareTo);
+      expect(inactive.rows.length).toBeGreaterThan(0);
+      await expectShown(page, inactive.rows);
+      expect(await page.getByLabel("Compare with").inputValue()).toBe("custom");
+      expect(await page.getByLabel("Account status").inputValue()).toBe("inactive");
+
+      // The period form: a custom comparison chosen by hand.
+      const [compareFrom, compareTo] = [day(Date.now() - 27 * DAY_MS), day(Date.now() - 14 * DAY_MS)];
+      await page.getByLabel("Comparison from").fill(compareFrom);
+      await page.getByLabel("Comparison to").fill(compareTo);
+      await page.getByRole("button", { name: "Apply" }).click();
+      await page.waitForURL((url) => url.searchParams.get("compareTo") === compareTo);
+      await expectShown(page, (await customApi(compareFrom, compareTo)).rows);
+      await screenshot(page, "composites-04-custom-comparison");
+      await expectAccessible(page);
+      // Back to the previous period: the comparison leaves the address.
+      await page.getByLabel("Compare with").selectOption("previous");
+      await page.getByRole("button", { name: "Apply" }).click();
+      await page.waitForURL((url) => !url.searchParams.has("compareFrom"));
+      expect(searchOf(page).get("from")).toBe(custom.from);
+      expectClean(log);
+    } finally {
+      await context.close();
+    }
+  });
+
+  it("shows an account's links with the API's figures, sorted and searched", { timeout: 120_000 }, async () => {
+    const { context, page, log } = await openDashboardPage(browser, origin);
+    trackRequests(page);
+    try {
+      await page.goto(`${origin}/sign-in`);
+      await signInSettled(page, who);
+      await goto(page, `${origin}/accounts`);
+      const accounts = await expectShown(page, (await accountsApi({ sortBy: "clicks" })).rows);
+      const top = accounts[0] as ShownRow;
+      await page.getByRole("link", { name: top.name, exact: true }).click();
+      await page.getByRole("heading", { name: top.name, level: 1 }).waitFor({ timeout: WAIT_MS });
+      expect(new URL(page.url()).pathname).toBe(`/accounts/${top.id}`);
+
+      const linksApi = (params: Record<string, string | number>) =>
+        apiPage("accounts/links/metrics", { ...defaults, accountId: top.id, ...params });
+      const apiLinks = await linksApi({ sortBy: "clicks" });
+      expect(apiLinks.rows.length).toBeGreaterThan(0);
+      await expectShown(page, apiLinks.rows, false);
+      await screenshot(page, "composites-05-account-links");
+      await expectAccessible(page);
+
+      // Lowest clicks first, as the API orders them.
+      await page.getByRole("button", { name: "Clicks" }).click();
+      await page.waitForURL((url) => url.searchParams.get("dir") === "asc");
+      await expectShown(page, (await linksApi({ sortBy: "+clicks" })).rows, false);
+
+      // Search among this account's links only.
+      const needle = (apiLinks.rows[0] as ApiRow).name.split(" ")[0] as string;
+      await page.getByLabel("Search link names").fill(needle);
+      await page.getByRole("button", { name: "Search", exact: true }).click();
+      await page.waitForURL((url) => url.searchParams.get("q") === needle);
+      const found = await expectShown(page, (await linksApi({ sortBy: "+clicks", search: needle })).rows, false);
+      expect(found.length).toBeGreaterThan(0);
+
+      // Back to the accounts by the breadcrumb, keeping no filter of the links.
+      await page.locator(".breadcrumb").getByRole("link", { name: "Accounts and links" }).click();
+      await page.getByRole("heading", { name: "Accounts and links", level: 1 }).waitFor({ timeout: WAIT_MS });
+      expect(searchOf(page).has("q")).toBe(false);
+      expectClean(log);
+    } finally {
+      await context.close();
+    }
+  });
+
+  it("says so when an account does not exist", { timeout: 60_000 }, async () => {
+    const { context, page, log } = await openDashboardPage(browser, origin, { expectedStatuses: [404] });
+    trackRequests(page);
+    try {
+      await page.goto(`${origin}/sign-in`);
+      await signInSettled(page, who);
+      await goto(page, `${origin}/accounts/999999`);
+      await expect.poll(() => page.getByRole("alert").textContent(), { timeout: WAIT_MS }).toContain("999999");
+      await screenshot(page, "composites-06-unknown-account");
+      await expectAccessible(page);
+      // Chrome logs the 404 it was answered; nothing else may fail.
+      expect(log.consoleErrors.filter((e) => !e.includes("status of 404"))).toEqual([]);
+      expect(log.pageErrors).toEqual([]);
+      expect(log.ownFailures).toEqual([]);
+    } finally {
+      await context.close();
+    }
+  });
+});

@@ -1,0 +1,294 @@
+/* biome-ignore-all lint/suspicious/noTemplateCurlyInString: webhook URL templates use the ${name} placeholder syntax */
+import type { Browser, Page } from "playwright-core";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { generateTraffic } from "../src/features/demo/traffic.js";
+import { seedTenancy, type Tenancy, type TestApp } from "./helpers/app.js";
+import { hasChromium, launchChromium } from "./helpers/chromium.js";
+import {
+  expectAccessible,
+  expectClean,
+  openDashboardPage,
+  screenshot,
+  signIn,
+  WAIT_MS,
+} from "./helpers/dashboard-browser.js";
+import { type Receiver, startReceiver } from "./helpers/receiver.js";
+import { type Conversion, createHook, recordConversion, startWebhookTestApp } from "./helpers/webhooks.js";
+
+// Conversions (/conversions) end to end: the list is the API's list for the same filters and
+// page; a conversion's page shows the postbacks it really caused, sent to a loopback receiver.
+
+const PAGE_SIZE = 25;
+const HOOK_NAME = "CRM postback";
+const day = (ms: number) => new Date(ms).toISOString().slice(0, 10);
+
+/** Signs in and lets the overview finish loading, so leaving it aborts none of its requests. */
+async function signInSettled(page: Page, person: Tenancy): Promise<void> {
+  await signIn(page, person);
+  await page.waitForFunction(
+    () =>
+      (document.querySelector(".chart canvas") !== null ||
+        document.body.textContent?.includes("No clicks or conversions in this period.")) &&
+      document.querySelector(".state-loading, [aria-busy='true']") === null,
+    null,
+    { timeout: WAIT_MS },
+  );
+}
+
+const inFlight = new WeakMap<Page, Set<unknown>>();
+
+/** Counts the page's requests still open, for `goto` to wait on. */
+function trackRequests(page: Page): void {
+  const open = new Set<unknown>();
+  inFlight.set(page, open);
+  page.on("request", (request) => open.add(request));
+  page.on("requestfinished", (request) => open.delete(request));
+  page.on("requestfailed", (request) => open.delete(request));
+}
+
+/** Opens an address once the page has no request open, so the navigation aborts none. */
+async function goto(page: Page, url: string): Promise<void> {
+  await expect.poll(() => inFlight.get(page)?.size ?? 0, { timeout: WAIT_MS }).toBe(0);
+  await page.goto(url);
+}
+
+describe.skipIf(!hasChromium)("dashboard: conversions", () => {
+  let t: TestApp;
+  let who: Tenancy;
+  let rx: Receiver;
+  let browser: Browser;
+  let origin: string;
+  let deposit: Conversion;
+  let unattributed: Conversion;
+  let commission: Conversion;
+
+  beforeAll(async () => {
+    // A loaded machine can take more than the helpers' 500 ms to answer on loopback.
+    t = await startWebhookTestApp({ env: { WEBHOOK_TIMEOUT_MS: "15000" } });
+    rx = await startReceiver();
+    who = await seedTenancy(t);
+    // Seeded traffic first (its conversions fire nothing: no webhook yet), then a webhook to the
+    // receiver, then conversions recorded through the API, which it posts back.
+    await generateTraffic(t.ctx.db, who.tenantId, { days: 20, clicks: 400, now: t.clock.now() });
+    const seeded = await t.call({
+      method: "GET",
+      url: "/api/v1/conversions?type=Signup&limit=1",
+      headers: { authorization: who.bearer },
+    });
+    const clickId = seeded.json().data[0]?.clickId as string;
+    expect(clickId).toBeTruthy();
+    await createHook(t, who, { name: HOOK_NAME, url: `${rx.base}/postback?c=\${conversionId}` });
+    deposit = await recordConversion(t, who, {
+      type: "Deposit",
+      clickId,
+      value: "25.5",
+      currency: "EUR",
+      externalId: "dashboard-deposit-1",
+    });
+    unattributed = await recordConversion(t, who, { type: "Signup", clickId: "clk_not_in_this_tenant" });
+    commission = await recordConversion(t, who, { type: "CpaCommission", clickId, value: 40 });
+    // The worker's round: both postbacks go out to the receiver.
+    expect(await t.ctx.delivery.tick()).toBe(2);
+    expect(rx.at("/postback").map((r) => r.query.get("c"))).toEqual(
+      expect.arrayContaining([deposit.id, unattributed.id]),
+    );
+    origin = await t.app.listen({ port: 0, host: "127.0.0.1" });
+    browser = await launchChromium();
+  }, 180_000);
+
+  afterAll(async () => {
+    await browser?.close();
+    await rx?.close();
+    await t?.close();
+  });
+
+  async function apiList(params: Record<string, string | number>) {
+    const query = new URLSearchParams(Object.entries({ limit: PAGE_SIZE, ...params }).map(([k, v]) => [k, String(v)]));
+    const res = await t.call({
+      method: "GET",
+      url: `/api/v1/conversions?${query}`,
+      headers: { authorization: who.bearer },
+    });
+    expect(res.statusCode, res.body).toBe(200);
+    return { ids: (res.json().data as { id: string }[]).map((c) => c.id), total: res.json().pagination?.total ?? 0 };
+  }
+
+  /** The conversion ids the list shows, read from their links. */
+  const shownIds = (page: Page) =>
+    page.$$eval("table.data-table tbody tr td:first-child a", (links) =>
+      links.map((a) => decodeURIComponent(new URL((a as HTMLAnchorElement).href).pathname.split("/").pop() ?? "")),
+    );
+
+  /** Waits until the list shows exactly these ids, in this order. */
+  async function expectShown(page: Page, ids: string[]) {
+    await expect.poll(() => shownIds(page), { timeout: WAIT_MS }).toEqual(ids);
+  }
+
+  it("lists the API's conversions, filtered and paged through the address", { timeout: 180_000 }, async () => {
+    const { context, page, log } = await openDashboardPage(browser, origin);
+    trackRequests(page);
+    try {
+      await page.goto(`${origin}/sign-in`);
+      await signInSettled(page, who);
+      await page.getByRole("link", { name: "Conversions", exact: true }).click();
+      await page.getByRole("heading", { name: "Conversions", level: 1 }).waitFor({ timeout: WAIT_MS });
+
+      const all = await apiList({});
+      expect(all.total).toBeGreaterThan(PAGE_SIZE);
+      await expectShown(page, all.ids);
+      await expect
+        .poll(() => page.getByRole("navigation", { name: "Conversions pages" }).textContent())
+        .toContain(`1–${PAGE_SIZE} of ${all.total}`);
+      await screenshot(page, "conversions-01-list");
+      await expectAccessible(page);
+
+      // Paging.
+      await page.getByRole("button", { name: "Next" }).click();
+      await page.waitForURL((url) => url.searchParams.get("offset") === String(PAGE_SIZE));
+      await expectShown(page, (await apiList({ offset: PAGE_SIZE })).ids);
+
+      // By type: the address carries it and the page starts again at the first.
+      await page.getByLabel("Type").selectOption("Deposit");
+      await page.getByRole("button", { name: "Apply" }).click();
+      await page.waitForURL((url) => url.searchParams.get("type") === "Deposit" && !url.searchParams.has("offset"));
+      const deposits = await apiList({ type: "Deposit" });
+      expect(deposits.ids).toContain(deposit.id);
+      await expectShown(page, deposits.ids);
+
+      // By click id and day: the API's answer for the same filters.
+      await page.getByLabel("Type").selectOption("");
+      await page.getByLabel("Click id").fill(String(deposit.clickId));
+      await page.getByLabel("From", { exact: true }).fill(day(Date.now()));
+      await page.getByLabel("To", { exact: true }).fill(day(Date.now()));
+      await page.getByRole("button", { name: "Apply" }).click();
+      await page.waitForURL((url) => url.searchParams.get("clickId") === deposit.clickId);
+      const byClick = await apiList({
+        clickId: String(deposit.clickId),
+        dateFrom: day(Date.now()),
+        dateTo: day(Date.now()),
+      });
+      expect(byClick.ids).toEqual(expect.arrayContaining([deposit.id, commission.id]));
+      await expectShown(page, byClick.ids);
+      await screenshot(page, "conversions-02-filtered");
+      await expectAccessible(page);
+
+      // Nothing matches: it says so.
+      await page.getByLabel("Click id").fill("clk_nobody_clicked_this");
+      await page.getByRole("button", { name: "Apply" }).click();
+      await page.getByText("No conversion matches these filters.").waitFor({ timeout: WAIT_MS });
+
+      // Clear: back to every conversion.
+      await page.getByRole("button", { name: "Clear" }).click();
+      await page.waitForURL((url) => url.search === "");
+      await expectShown(page, all.ids);
+
+      // A shared address opens the same filters.
+      await goto(page, `${origin}/conversions?type=Signup&offset=${PAGE_SIZE}`);
+      await expectShown(page, (await apiList({ type: "Signup", offset: PAGE_SIZE })).ids);
+      expect(await page.getByLabel("Type").inputValue()).toBe("Signup");
+      expectClean(log);
+    } finally {
+      await context.close();
+    }
+  });
+
+  it("shows a conversion with the postbacks it caused, each linked to its delivery", { timeout: 120_000 }, async () => {
+    const { context, page, log } = await openDashboardPage(browser, origin);
+    trackRequests(page);
+    try {
+      await page.goto(`${origin}/sign-in`);
+      await signInSettled(page, who);
+      await goto(page, `${origin}/conversions?type=Deposit`);
+      await page.locator(`a[href="/conversions/${deposit.id}"]`).click();
+      await page.getByRole("heading", { name: /Deposit/, level: 1 }).waitFor({ timeout: WAIT_MS });
+      expect(new URL(page.url()).pathname).toBe(`/conversions/${deposit.id}`);
+      const facts = page.locator(".facts");
+      await expect.poll(() => facts.textContent()).toContain("25.50 EUR");
+      expect(await facts.textContent()).toContain("dashboard-deposit-1");
+      expect(await facts.textContent()).toContain(String(deposit.clickId));
+      // The catalog names the conversion's ids, as its own routes answer them.
+      const full = await t.call({
+        method: "GET",
+        url: `/api/v1/conversions/${deposit.id}`,
+        headers: { authorization: who.bearer },
+      });
+      const account = await t.call({
+        method: "GET",
+        url: `/api/v1/accounts/${full.json().data.accountId}`,
+        headers: { authorization: who.bearer },
+      });
+      await expect.poll(() => facts.textContent()).toContain(account.json().data.name);
+
+      // Its postback, as the events API lists it, linked to the delivery's page.
+      const res = await t.call({
+        method: "GET",
+        url: `/api/v1/conversions/outgoing/webhooks/events?conversionId=${deposit.id}`,
+        headers: { authorization: who.bearer },
+      });
+      const events = res.json().data as { id: string; status: string }[];
+      expect(events).toHaveLength(1);
+      const event = events[0] as { id: string; status: string };
+      expect(event.status).toBe("Delivered");
+      const postbacks = page.getByRole("table", { name: "Postbacks this conversion caused" });
+      const link = postbacks.getByRole("link", { name: event.id });
+      await link.waitFor({ timeout: WAIT_MS });
+      expect(await link.getAttribute("href")).toBe(`/webhooks/deliveries/${event.id}`);
+      expect(await postbacks.textContent()).toContain("Delivered");
+      expect(await postbacks.getByRole("link", { name: HOOK_NAME }).count()).toBe(1);
+      await screenshot(page, "conversions-03-detail");
+      await expectAccessible(page);
+
+      // A commission fires no postback: the page says so.
+      await goto(page, `${origin}/conversions/${commission.id}`);
+      await page.getByText("This conversion caused no postbacks").waitFor({ timeout: WAIT_MS });
+      await screenshot(page, "conversions-04-no-postbacks");
+      await expectAccessible(page);
+
+      // Back to the list by the breadcrumb.
+      await page.locator(".breadcrumb").getByRole("link", { name: "Conversions" }).click();
+      await page.getByRole("heading", { name: "Conversions", level: 1 }).waitFor({ timeout: WAIT_MS });
+      expectClean(log);
+    } finally {
+      await context.close();
+    }
+  });
+
+  it("tells a person without account.admin that postbacks are not theirs to see", { timeout: 60_000 }, async () => {
+    // reports.read too: the overview, where signing in lands, reads the reports.
+    const reader = await seedTenancy(t, { permissions: ["conversions.read", "reports.read"] });
+    const own = await recordConversion(t, { apiKey: reader.apiKey }, { type: "Signup", externalId: "reader-1" });
+    const { context, page, log } = await openDashboardPage(browser, origin);
+    trackRequests(page);
+    try {
+      await page.goto(`${origin}/sign-in`);
+      await signInSettled(page, reader);
+      await goto(page, `${origin}/conversions/${own.id}`);
+      await page.getByText("Only account administrators can see the postbacks").waitFor({ timeout: WAIT_MS });
+      expect(await page.locator(".facts").textContent()).toContain("reader-1");
+      await screenshot(page, "conversions-05-reader");
+      await expectAccessible(page);
+      expectClean(log);
+    } finally {
+      await context.close();
+    }
+  });
+
+  it("says so when a conversion does not exist", { timeout: 60_000 }, async () => {
+    const { context, page, log } = await openDashboardPage(browser, origin, { expectedStatuses: [404] });
+    trackRequests(page);
+    try {
+      await page.goto(`${origin}/sign-in`);
+      await signInSettled(page, who);
+      await goto(page, `${origin}/conversions/cnv_missing`);
+      await expect.poll(() => page.getByRole("alert").textContent(), { timeout: WAIT_MS }).toContain("cnv_missing");
+      await screenshot(page, "conversions-06-unknown");
+      await expectAccessible(page);
+      // Chrome logs the 404 it was answered; nothing else may fail.
+      expect(log.consoleErrors.filter((e) => !e.includes("status of 404"))).toEqual([]);
+      expect(log.pageErrors).toEqual([]);
+      expect(log.ownFailures).toEqual([]);
+    } finally {
+      await context.close();
+    }
+  });
+});

@@ -1,0 +1,228 @@
+import { describe, expect, it } from "vitest";
+import { FIELDS as API_FIELDS } from "../src/features/reports/performance.js";
+import { STATS as API_STATS } from "../src/features/reports/stats.js";
+import { buildCsv, csvCell } from "../web/src/pages/reports/csv.js";
+import {
+  chartQuery,
+  defaultState,
+  FIELDS,
+  type ReportState,
+  readBound,
+  readSearch,
+  rowsQuery,
+  STATS,
+  totalsQuery,
+  validateReportSearch,
+  withColumns,
+  writeSearch,
+} from "../web/src/pages/reports/report-state.js";
+
+// The reports page's own logic (web/src/pages/reports): its state in the address, and its CSV.
+
+/** The search params as a shared link carries them: every value a string. */
+const asLink = (state: ReportState) =>
+  Object.fromEntries(
+    new URLSearchParams(Object.entries(writeSearch(state)).map(([k, v]) => [k, String(v)])).entries(),
+  ) as Record<string, string>;
+
+describe("reports: state in the address", () => {
+  it("names the same breakdowns and stats as the API", () => {
+    expect([...FIELDS]).toEqual(API_FIELDS.map((f) => f.name));
+    expect([...STATS]).toEqual(API_STATS.map((s) => s.name));
+  });
+
+  it("round-trips every kind of state through a link", () => {
+    const states: ReportState[] = [
+      defaultState(),
+      {
+        fields: ["brand", "date"],
+        stats: ["clicks", "commission", "conversionRate"],
+        range: "custom",
+        from: "2026-11-01",
+        to: "2026-11-02T01:30:00Z",
+        filters: { brandId: 3, trafficSourceId: 12 },
+        sort: { key: "commission", direction: "asc" },
+        offset: 200,
+        limit: 50,
+        chart: "commission",
+      },
+      { ...defaultState(), fields: ["account"], range: "7d", sort: { key: "account", direction: "desc" } },
+      { ...defaultState(), range: "custom", from: "2026-11-01T23:00:00.250Z" },
+      {
+        ...defaultState(),
+        fields: ["month"],
+        stats: ["epc"],
+        range: "yesterday",
+        sort: { key: "epc", direction: "desc" },
+      },
+    ];
+    for (const state of states) {
+      const { state: read, notes } = readSearch(asLink(state));
+      expect(notes).toEqual([]);
+      expect(read).toEqual(state);
+      // The router's validation keeps a valid state as it is.
+      expect(validateReportSearch(writeSearch(state))).toEqual(writeSearch(state));
+    }
+  });
+
+  it("writes sorts in the API's syntax and leaves defaults out", () => {
+    const state: ReportState = {
+      ...defaultState(),
+      fields: ["date"],
+      sort: { key: "clicks", direction: "asc" },
+    };
+    expect(writeSearch(state)).toEqual({ fields: "date", sortBy: "+clicks" });
+    expect(writeSearch({ ...state, sort: { key: "clicks", direction: "desc" } }).sortBy).toBe("clicks");
+    expect(writeSearch({ ...state, sort: { key: "date", direction: "asc" } }).sortBy).toBe("date");
+    expect(writeSearch({ ...state, sort: { key: "date", direction: "desc" } }).sortBy).toBe("-date");
+    expect(writeSearch(defaultState())).toEqual({});
+  });
+
+  it("reads what the router parsed (numbers as numbers) and the API's aliases", () => {
+    const { state, notes } = readSearch({ fields: "Date,brand,date", stats: "ftd,clicks", brandId: 4, limit: "25" });
+    expect(notes).toEqual([]);
+    expect(state.fields).toEqual(["date", "brand"]);
+    expect(state.stats).toEqual(["firstTimeDeposit", "clicks"]);
+    expect(state.filters).toEqual({ brandId: 4 });
+    expect(state.limit).toBe(25);
+    // A `+` that came unencoded is a space by the time it is read, as the API also takes it.
+    expect(readSearch({ sortBy: " clicks" }).state.sort).toEqual({ key: "clicks", direction: "asc" });
+    expect(readSearch({ range: "custom", from: "2026-11-01T10:00 02:00" }).state.from).toBe("2026-11-01T08:00:00Z");
+  });
+
+  it("drops bad values with a note each, and keeps the rest", () => {
+    const { state, notes } = readSearch({
+      fields: "date,colour",
+      stats: "clicks,revenue",
+      range: "fortnight",
+      from: "2026-02-31",
+      to: "2026-03-05",
+      brandId: "abc",
+      programId: 0,
+      sortBy: "signups",
+      offset: -5,
+      limit: 5000,
+      chart: "signups",
+      other: "ignored",
+    });
+    expect(state.fields).toEqual(["date"]);
+    expect(state.stats).toEqual(["clicks"]);
+    // The range left out, the valid end still says a custom range was meant.
+    expect(state.range).toBe("custom");
+    expect(state.from).toBeUndefined();
+    expect(state.to).toBe("2026-03-05");
+    expect(state.filters).toEqual({});
+    expect(state.sort).toBeUndefined();
+    expect(state.offset).toBe(0);
+    expect(state.limit).toBe(100);
+    expect(state.chart).toBeUndefined();
+    expect(notes).toHaveLength(10);
+    expect(notes.join("\n")).toContain("'colour'");
+    expect(notes.join("\n")).toContain("'2026-02-31'");
+    expect(notes.join("\n")).toContain("'fortnight'");
+    // Values the router parsed as objects are shown, not thrown on.
+    expect(readSearch({ fields: { a: 1 }, limit: [1] }).notes).toHaveLength(2);
+    // The router keeps only this page's params, as strings or numbers, for the page to judge.
+    expect(validateReportSearch({ fields: "date,colour", limit: 5000, other: "x", stats: ["clicks"] })).toEqual({
+      fields: "date,colour",
+      limit: 5000,
+      stats: '["clicks"]',
+    });
+  });
+
+  it("keeps a custom range the API will judge (from after to) for the API's message", () => {
+    const { state, notes } = readSearch({ range: "custom", from: "2026-11-05", to: "2026-11-01" });
+    expect(notes).toEqual([]);
+    expect(state).toMatchObject({ range: "custom", from: "2026-11-05", to: "2026-11-01" });
+    expect(readBound("2026-11-01T25:00Z")).toBeUndefined();
+    expect(readBound("0000-12-31")).toBeUndefined();
+  });
+
+  it("asks the API for totals with the same window, stats and filters but no breakdown", () => {
+    const now = Date.parse("2026-11-26T09:00:00Z");
+    const state: ReportState = {
+      ...defaultState(),
+      fields: ["date", "brand"],
+      stats: ["clicks", "signups"],
+      range: "7d",
+      filters: { programId: 2 },
+      sort: { key: "signups", direction: "desc" },
+      offset: 100,
+    };
+    expect(rowsQuery(state, now)).toEqual({
+      fields: "date,brand",
+      stats: "clicks,signups",
+      conversionDateFrom: "2026-11-20",
+      conversionDateTo: "2026-11-26",
+      programId: 2,
+      sortBy: "signups",
+      offset: 100,
+      limit: 100,
+    });
+    expect(totalsQuery(state, now)).toEqual({
+      stats: "clicks,signups",
+      conversionDateFrom: "2026-11-20",
+      conversionDateTo: "2026-11-26",
+      programId: 2,
+    });
+    expect(chartQuery(state, now, "date", "signups")).toMatchObject({
+      fields: "date",
+      stats: "signups",
+      sortBy: "date",
+    });
+    expect(totalsQuery({ ...state, range: "yesterday" }, now)).toMatchObject({
+      conversionDateFrom: "2026-11-25",
+      conversionDateTo: "2026-11-25",
+    });
+  });
+
+  it("forgets a sort or chart stat whose column is taken away, and goes back to the first page", () => {
+    const state: ReportState = {
+      ...defaultState(),
+      fields: ["date", "brand"],
+      stats: ["clicks", "signups"],
+      sort: { key: "brand", direction: "asc" },
+      chart: "signups",
+      offset: 300,
+    };
+    const next = withColumns(state, ["date"], ["clicks"]);
+    expect(next.sort).toBeUndefined();
+    expect(next.chart).toBeUndefined();
+    expect(next.offset).toBe(0);
+    expect(withColumns(state, ["brand"], ["signups"]).sort).toEqual(state.sort);
+  });
+});
+
+describe("reports: CSV", () => {
+  it("quotes what needs quoting and doubles quotes", () => {
+    expect(csvCell("plain")).toBe("plain");
+    expect(csvCell("a,b")).toBe('"a,b"');
+    expect(csvCell('say "hi"')).toBe('"say ""hi"""');
+    expect(csvCell("two\nlines")).toBe('"two\nlines"');
+    expect(csvCell("cr\rhere")).toBe('"cr\rhere"');
+    expect(csvCell(null)).toBe("");
+    expect(csvCell(undefined)).toBe("");
+  });
+
+  it("neutralises text a spreadsheet would run as a formula, but not numbers", () => {
+    expect(csvCell('=HYPERLINK("http://x")')).toBe('"\'=HYPERLINK(""http://x"")"');
+    expect(csvCell("+1 casino")).toBe("'+1 casino");
+    expect(csvCell("-sale")).toBe("'-sale");
+    expect(csvCell("@SUM(A1)")).toBe("'@SUM(A1)");
+    expect(csvCell("\tcmd")).toBe("'\tcmd");
+    expect(csvCell(-12.5)).toBe("-12.5");
+    expect(csvCell(0.1234)).toBe("0.1234");
+    expect(csvCell(Number.NaN)).toBe("");
+  });
+
+  it("writes a header and rows, CRLF-ended, after a byte order mark", () => {
+    const csv = buildCsv(
+      ["brand", "clicks"],
+      [
+        ["Lucky, Star", 10],
+        ["=cmd", -3],
+      ],
+    );
+    expect(csv).toBe('\uFEFFbrand,clicks\r\n"Lucky, Star",10\r\n\'=cmd,-3\r\n');
+  });
+});

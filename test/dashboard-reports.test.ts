@@ -1,0 +1,312 @@
+import { readFile } from "node:fs/promises";
+import type { Browser, Page } from "playwright-core";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { generateTraffic } from "../src/features/demo/traffic.js";
+import { seedTenancy, startTestApp, type Tenancy, type TestApp } from "./helpers/app.js";
+import { CHROMIUM, hasChromium, launchChromium } from "./helpers/chromium.js";
+import {
+  expectAccessible,
+  expectClean,
+  openDashboardPage,
+  screenshot,
+  signIn,
+  WAIT_MS,
+} from "./helpers/dashboard-browser.js";
+
+// The reports page end to end: the real service on loopback, its build, Chromium. Every figure
+// the table, its totals, the chart and the CSV show must be the API's own answer for the same
+// parameters, asked here as a third-party client would.
+if (!hasChromium) {
+  console.warn(`dashboard reports tests skipped: they need Chromium at ${CHROMIUM} (Debian package 'chromium').`);
+}
+
+const DAY_MS = 86_400_000;
+const day = (ms: number) => new Date(ms).toISOString().slice(0, 10);
+const FIELDS = ["brand", "trafficSource"];
+const STATS = ["clicks", "signups", "commission", "conversionRate"];
+
+type Row = Record<string, unknown>;
+
+async function performance(t: TestApp, who: Tenancy, query: Record<string, string>) {
+  const res = await t.call({
+    method: "GET",
+    url: `/api/v1/reports/events/performance?${new URLSearchParams(query)}`,
+    headers: { authorization: who.bearer },
+  });
+  return { status: res.statusCode, body: res.json() };
+}
+
+async function apiRows(t: TestApp, who: Tenancy, query: Record<string, string>): Promise<Row[]> {
+  const { status, body } = await performance(t, who, query);
+  expect(status, body.message).toBe(200);
+  return body.data as Row[];
+}
+
+const text = (value: unknown) => (value === null || value === undefined ? "" : String(value));
+
+/** The API's rows as the table carries them: each column's value, as text. */
+const asTable = (rows: Row[], fields: string[], stats: string[]) =>
+  rows.map((row) => [...fields, ...stats].map((column) => text(row[column])));
+
+/** The table's body and footer as the page shows them, by the API values each cell carries. */
+async function shownTable(page: Page): Promise<{ rows: string[][]; totals: string[] }> {
+  return page.evaluate(() => {
+    const values = (root: Element) =>
+      Array.from(root.querySelectorAll("span[data-value]")).map((s) => s.getAttribute("data-value") ?? "");
+    const table = document.querySelector(".report-results table");
+    if (!table) return { rows: [], totals: [] };
+    return {
+      rows: Array.from(table.querySelectorAll("tbody tr")).map(values),
+      totals: Array.from(table.querySelectorAll("tfoot tr")).flatMap(values),
+    };
+  });
+}
+
+/** RFC 4180, as a spreadsheet reads it. */
+function parseCsv(csv: string): string[][] {
+  const rows: string[][] = [];
+  let row: string[] = [];
+  let cell = "";
+  let quoted = false;
+  for (let i = 0; i < csv.length; i++) {
+    const c = csv[i];
+    if (quoted) {
+      if (c === '"' && csv[i + 1] === '"') {
+        cell += '"';
+        i++;
+      } else if (c === '"') quoted = false;
+      else cell += c;
+    } else if (c === '"') quoted = true;
+    else if (c === ",") {
+      row.push(cell);
+      cell = "";
+    } else if (c === "\r" && csv[i + 1] === "\n") {
+      row.push(cell);
+      rows.push(row);
+      row = [];
+      cell = "";
+      i++;
+    } else cell += c;
+  }
+  return rows;
+}
+
+describe.skipIf(!hasChromium)("dashboard reports page", () => {
+  let t: TestApp;
+  let who: Tenancy;
+  let browser: Browser;
+  let origin: string;
+  const now = Date.now();
+  // A shared window with an exact end: whole days, then up to noon (UTC) yesterday.
+  const from = day(now - 20 * DAY_MS);
+  const to = `${day(now - DAY_MS)}T12:00:00Z`;
+  const window = { conversionDateFrom: from, conversionDateTo: to };
+
+  beforeAll(async () => {
+    t = await startTestApp();
+    who = await seedTenancy(t);
+    await generateTraffic(t.ctx.db, who.tenantId, { days: 30, clicks: 2000, now: t.clock.now() });
+    origin = await t.app.listen({ port: 0, host: "127.0.0.1" });
+    browser = await launchChromium();
+  }, 180_000);
+
+  afterAll(async () => {
+    await browser?.close();
+    await t?.close();
+  });
+
+  it("opens a shared report with the API's figures, sorts, charts and downloads them", {
+    timeout: 180_000,
+  }, async () => {
+    const { context, page, log } = await openDashboardPage(browser, origin);
+    try {
+      await page.goto(`${origin}/sign-in`);
+      await signIn(page, who);
+      // The overview's chart is drawn first: leaving while its code loads would abort that request.
+      await page
+        .getByRole("img", { name: /Chart of daily/ })
+        .locator("canvas")
+        .waitFor({ timeout: WAIT_MS });
+      const shared = new URLSearchParams({
+        fields: FIELDS.join(","),
+        stats: STATS.join(","),
+        range: "custom",
+        from,
+        to,
+      });
+      await page.goto(`${origin}/reports?${shared}`);
+      await page.getByRole("heading", { name: "Reports", level: 1 }).waitFor({ timeout: WAIT_MS });
+
+      // The rows and totals the API answers for the same parameters.
+      const base = { ...window, stats: STATS.join(",") };
+      const rows = await apiRows(t, who, { ...base, fields: FIELDS.join(","), offset: "0", limit: "100" });
+      const [totals] = await apiRows(t, who, base);
+      expect(rows.length).toBeGreaterThan(1);
+      expect(Number(totals?.clicks)).toBeGreaterThan(0);
+      const expectedTotals = STATS.map((s) => text(totals?.[s]));
+      await expect
+        .poll(() => shownTable(page), { timeout: WAIT_MS })
+        .toEqual({ rows: asTable(rows, FIELDS, STATS), totals: expectedTotals });
+      // As a person reads it: the API's figures, formatted.
+      const firstClicks = page.locator(".report-results tbody tr").first().locator("td").nth(2);
+      expect(await firstClicks.textContent()).toBe(new Intl.NumberFormat("en-US").format(Number(rows[0]?.clicks)));
+      expect(await page.getByLabel("Period").inputValue()).toBe("custom");
+      expect(await page.getByLabel("To", { exact: true }).inputValue()).toBe(day(now - DAY_MS));
+      expect(await page.getByLabel("To time (UTC)").inputValue()).toBe("12:00");
+      await screenshot(page, "reports-01-shared-link");
+      await expectAccessible(page);
+
+      // Sorting is the API's, over every row: highest commission first, then the reverse.
+      const commissionHeader = page.locator("th", {
+        has: page.getByRole("button", { name: "Commission", exact: true }),
+      });
+      await page.getByRole("button", { name: "Commission", exact: true }).click();
+      await page.waitForURL((url) => url.searchParams.get("sortBy") === "commission");
+      const byCommission = await apiRows(t, who, { ...base, fields: FIELDS.join(","), sortBy: "commission" });
+      await expect
+        .poll(() => shownTable(page), { timeout: WAIT_MS })
+        .toEqual({ rows: asTable(byCommission, FIELDS, STATS), totals: expectedTotals });
+      expect(await commissionHeader.getAttribute("aria-sort")).toBe("descending");
+      await page.getByRole("button", { name: "Commission", exact: true }).click();
+      await page.waitForURL((url) => url.searchParams.get("sortBy") === "+commission");
+      const ascending = await apiRows(t, who, { ...base, fields: FIELDS.join(","), sortBy: "+commission" });
+      await expect
+        .poll(() => shownTable(page), { timeout: WAIT_MS })
+        .toEqual({ rows: asTable(ascending, FIELDS, STATS), totals: expectedTotals });
+      expect(await commissionHeader.getAttribute("aria-sort")).toBe("ascending");
+
+      // A time breakdown: the chart, one bar per day the API answers, and the rows by day too.
+      await page.getByRole("checkbox", { name: "Day", exact: true }).check();
+      await page.waitForURL((url) => url.searchParams.get("fields") === "brand,trafficSource,date");
+      const chart = page.getByRole("img", { name: /^Chart of clicks per day/ });
+      await chart.locator("canvas").waitFor({ timeout: WAIT_MS });
+      const days = await apiRows(t, who, { ...window, fields: "date", stats: "clicks", sortBy: "date", limit: "999" });
+      expect(days.length).toBeGreaterThan(10);
+      expect(await chart.getAttribute("aria-label")).toContain(`${days.length} bars`);
+      const fields = [...FIELDS, "date"];
+      const byDay = await apiRows(t, who, { ...base, fields: fields.join(","), sortBy: "+commission", limit: "100" });
+      await expect
+        .poll(() => shownTable(page), { timeout: WAIT_MS })
+        .toEqual({ rows: asTable(byDay, fields, STATS), totals: expectedTotals });
+      await screenshot(page, "reports-02-by-day-with-chart");
+      await expectAccessible(page);
+
+      // The CSV is what the table shows: the API's values, the totals last.
+      const [download] = await Promise.all([
+        page.waitForEvent("download", { timeout: WAIT_MS }),
+        page.getByRole("button", { name: "Download CSV" }).click(),
+      ]);
+      expect(download.suggestedFilename()).toMatch(/^performance-report-.+\.csv$/);
+      const csv = await readFile(await download.path(), "utf8");
+      expect(csv.startsWith("\uFEFF")).toBe(true);
+      const [header, ...lines] = parseCsv(csv.slice(1));
+      expect(header).toEqual([...fields, ...STATS]);
+      expect(lines).toEqual([...asTable(byDay, fields, STATS), ["Total", "", "", ...expectedTotals]]);
+
+      // The whole state is in the address: a reload shows the same report.
+      await page.reload();
+      await expect
+        .poll(() => shownTable(page), { timeout: WAIT_MS })
+        .toEqual({ rows: asTable(byDay, fields, STATS), totals: expectedTotals });
+      expectClean(log);
+    } finally {
+      await context.close();
+    }
+  });
+
+  it("names bad values in a link, and shows the API's message beside the range it refuses", {
+    timeout: 120_000,
+  }, async () => {
+    const { context, page, log } = await openDashboardPage(browser, origin, { expectedStatuses: [400] });
+    try {
+      await page.goto(`${origin}/sign-in`);
+      await signIn(page, who);
+      // The overview's chart is drawn first: leaving while its code loads would abort that request.
+      await page
+        .getByRole("img", { name: /Chart of daily/ })
+        .locator("canvas")
+        .waitFor({ timeout: WAIT_MS });
+      const link = new URLSearchParams({
+        fields: "date,colour",
+        stats: "clicks",
+        limit: "5000",
+        range: "custom",
+        from,
+        to,
+      });
+      await page.goto(`${origin}/reports?${link}`);
+      const notes = page.locator(".report-notes");
+      await notes.waitFor({ timeout: WAIT_MS });
+      expect(await notes.textContent()).toContain("'colour'");
+      expect(await notes.textContent()).toContain("'5000'");
+      // The rest of the link still applies: by day, clicks only.
+      const rows = await apiRows(t, who, { ...window, fields: "date", stats: "clicks", limit: "100" });
+      await expect
+        .poll(() => shownTable(page), { timeout: WAIT_MS })
+        .toMatchObject({ rows: asTable(rows, ["date"], ["clicks"]) });
+
+      // From after to: the API refuses it, and its message shows beside To.
+      const later = day(now - 2 * DAY_MS);
+      const earlier = day(now - 5 * DAY_MS);
+      await page.getByLabel("From", { exact: true }).fill(later);
+      await page.getByLabel("To time (UTC)").fill("");
+      await page.getByLabel("To", { exact: true }).fill(earlier);
+      await page.getByRole("button", { name: "Apply" }).click();
+      await page.waitForURL((url) => url.searchParams.get("to") === earlier);
+      const refused = await performance(t, who, {
+        fields: "date",
+        stats: "clicks",
+        conversionDateFrom: later,
+        conversionDateTo: earlier,
+        offset: "0",
+        limit: "100",
+      });
+      expect(refused.status).toBe(400);
+      const apiMessage = (refused.body.data.errors as { path: string; message: string }[]).find(
+        (e) => e.path === "conversionDateTo",
+      )?.message;
+      expect(apiMessage).toBeTruthy();
+      const toInput = page.getByLabel("To", { exact: true });
+      await expect.poll(() => toInput.getAttribute("aria-invalid"), { timeout: WAIT_MS }).toBe("true");
+      const describedBy = String(await toInput.getAttribute("aria-describedby"));
+      const shown = await page.evaluate(
+        (ids) => ids.map((id) => document.getElementById(id)?.textContent ?? "").join(" "),
+        describedBy.split(" "),
+      );
+      expect(shown).toContain(apiMessage);
+      expect(await page.getByLabel("From", { exact: true }).getAttribute("aria-invalid")).toBeNull();
+      await screenshot(page, "reports-03-refused-range");
+      await expectAccessible(page);
+      // Chrome logs each refused request; nothing else went wrong.
+      const ownErrors = log.consoleErrors.filter(
+        (e) => !(e.includes("status of 400") && e.includes("/api/v1/reports/")),
+      );
+      expect(ownErrors).toEqual([]);
+      expectClean({ ...log, consoleErrors: ownErrors });
+    } finally {
+      await context.close();
+    }
+  });
+
+  it("says when nothing matches, for a reader without the catalog", { timeout: 120_000 }, async () => {
+    const reader = await seedTenancy(t, { permissions: ["reports.read"] });
+    const { context, page, log } = await openDashboardPage(browser, origin);
+    try {
+      await page.goto(`${origin}/sign-in`);
+      await signIn(page, reader);
+      // The overview has settled (no traffic: no chart to load) before the report opens.
+      await page.getByText("No clicks or conversions in this period.").waitFor({ timeout: WAIT_MS });
+      await page.goto(`${origin}/reports?${new URLSearchParams({ fields: "account", range: "7d", brandId: "1" })}`);
+      await page.getByText("No clicks or conversions match").waitFor({ timeout: WAIT_MS });
+      // Filters by id still apply without the catalog's names.
+      expect(await page.getByRole("combobox", { name: "Brand" }).inputValue()).toBe("1");
+      await page.getByText("Names need the catalog.read permission").waitFor({ timeout: WAIT_MS });
+      expect(await page.getByRole("button", { name: "Download CSV" }).isDisabled()).toBe(true);
+      await screenshot(page, "reports-04-empty-reader");
+      await expectAccessible(page);
+      expectClean(log);
+    } finally {
+      await context.close();
+    }
+  });
+});

@@ -1,0 +1,167 @@
+import { useId } from "react";
+import { Field } from "../../components/Field";
+import { messageOf } from "../../components/states";
+import { formatInteger } from "../../format";
+import { type CatalogRow, OPTIONS_LIMIT, useOptions } from "./catalog-api";
+import { ENTITIES, type EntityKey, type FieldSpec } from "./entities";
+import type { FormValue } from "./form-values";
+
+interface ControlProps {
+  field: FieldSpec;
+  value: FormValue;
+  onChange: (value: FormValue) => void;
+  /** The API's message for this field. */
+  error: string | undefined;
+}
+
+/** One field of a catalog form: its control, hint and the API's message for it. */
+export function EntityField(props: ControlProps) {
+  const { field } = props;
+  if (field.kind === "refs" && field.ref) return <RefsField {...props} entity={field.ref} />;
+  if (field.kind === "ref" && field.ref) return <RefField {...props} entity={field.ref} />;
+  const text = typeof props.value === "string" ? props.value : "";
+  return (
+    <Field label={field.label} hint={field.hint} error={props.error}>
+      {(control) =>
+        field.kind === "choice" ? (
+          <select {...control} name={field.name} value={text} onChange={(e) => props.onChange(e.target.value)}>
+            {field.choices?.map((choice) => (
+              <option key={choice} value={choice}>
+                {choice}
+              </option>
+            ))}
+          </select>
+        ) : (
+          <input
+            {...control}
+            name={field.name}
+            type={field.kind === "url" ? "url" : "text"}
+            inputMode={field.kind === "url" ? "url" : undefined}
+            value={text}
+            onChange={(e) => props.onChange(e.target.value)}
+            className={field.kind === "url" ? "catalog-wide-input" : undefined}
+            autoComplete="off"
+          />
+        )
+      }
+    </Field>
+  );
+}
+
+/** When a picker cannot offer every row, it says so (the API's largest page is the limit). */
+function optionsHint(entity: EntityKey, total: number | undefined): string | undefined {
+  if (total === undefined || total <= OPTIONS_LIMIT) return undefined;
+  return `The first ${formatInteger(OPTIONS_LIMIT)} of ${formatInteger(total)} ${ENTITIES[entity].plural.toLowerCase()} are offered.`;
+}
+
+/** The rows a picker offers, with the chosen ones it would otherwise miss (beyond the first page). */
+function withChosen(rows: CatalogRow[], chosen: string[]): { value: string; label: string }[] {
+  const options = rows.map((row) => ({ value: String(row.id), label: row.name }));
+  for (const id of chosen) {
+    if (id !== "" && !options.some((o) => o.value === id)) options.push({ value: id, label: `#${id}` });
+  }
+  return options;
+}
+
+function RefField({ field, value, onChange, error, entity }: ControlProps & { entity: EntityKey }) {
+  return (
+    <RowSelect
+      label={field.label}
+      entity={entity}
+      value={typeof value === "string" ? value : ""}
+      onChange={onChange}
+      error={error}
+      none={`Choose a ${field.label.toLowerCase()}`}
+      hint={field.hint}
+    />
+  );
+}
+
+interface RowSelectProps {
+  label: string;
+  entity: EntityKey;
+  /** The chosen row's id, "" for none (or another of `extra`'s values). */
+  value: string;
+  onChange: (value: string) => void;
+  error?: string | undefined;
+  /** The empty choice's text. */
+  none: string;
+  hint?: string | undefined;
+  /** Choices after the rows (the link generator's "a new tracker"). */
+  extra?: { value: string; label: string }[];
+}
+
+/** One row of a catalog list, from the API's rows (a form's pointer, a list filter, the link generator). */
+export function RowSelect({ label, entity, value, onChange, error, none, hint, extra = [] }: RowSelectProps) {
+  const options = useOptions(entity);
+  const shown = options.isError ? messageOf(options.error) : (optionsHint(entity, options.data?.page.total) ?? hint);
+  const extraValues = new Set(extra.map((e) => e.value));
+  const rows = withChosen(options.data?.rows ?? [], extraValues.has(value) ? [] : [value]);
+  return (
+    <Field label={label} hint={shown} error={error}>
+      {(control) => (
+        <select {...control} value={value} onChange={(e) => onChange(e.target.value)}>
+          <option value="">{options.isPending ? "Loading…" : none}</option>
+          {[...rows, ...extra].map((option) => (
+            <option key={option.value} value={option.value}>
+              {option.label}
+            </option>
+          ))}
+        </select>
+      )}
+    </Field>
+  );
+}
+
+/** Several rows of another list, as checkboxes in a labelled group. */
+function RefsField({ field, value, onChange, error, entity }: ControlProps & { entity: EntityKey }) {
+  const id = useId();
+  const options = useOptions(entity);
+  const chosen = Array.isArray(value) ? value : [];
+  const hint = options.isError
+    ? messageOf(options.error)
+    : (optionsHint(entity, options.data?.page.total) ?? field.hint);
+  const toggle = (option: string, on: boolean) =>
+    onChange(on ? [...chosen, option] : chosen.filter((other) => other !== option));
+  const list = withChosen(options.data?.rows ?? [], chosen);
+  return (
+    <fieldset
+      className="field catalog-refs"
+      aria-describedby={[hint ? `${id}-hint` : "", error ? `${id}-error` : ""].filter(Boolean).join(" ") || undefined}
+    >
+      <legend>{field.label}</legend>
+      {options.isPending ? (
+        <p className="muted">Loading…</p>
+      ) : list.length === 0 ? (
+        <p className="muted">None to choose yet.</p>
+      ) : (
+        <ul className="catalog-refs-list">
+          {list.map((option) => (
+            <li key={option.value}>
+              <label>
+                <input
+                  type="checkbox"
+                  name={field.name}
+                  value={option.value}
+                  checked={chosen.includes(option.value)}
+                  onChange={(e) => toggle(option.value, e.target.checked)}
+                />{" "}
+                {option.label}
+              </label>
+            </li>
+          ))}
+        </ul>
+      )}
+      {hint && (
+        <p id={`${id}-hint`} className="muted small">
+          {hint}
+        </p>
+      )}
+      {error && (
+        <p id={`${id}-error`} className="field-error" role="alert">
+          {error}
+        </p>
+      )}
+    </fieldset>
+  );
+}

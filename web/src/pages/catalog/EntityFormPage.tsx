@@ -1,0 +1,131 @@
+import { useMutation } from "@tanstack/react-query";
+import { Link, useNavigate } from "@tanstack/react-router";
+import { type FormEvent, useState } from "react";
+import { FormError, fieldError, formError } from "../../components/Field";
+import { ErrorState, Loading } from "../../components/states";
+import { formatDateTime } from "../../format";
+import { useMe } from "../../me";
+import { useCan } from "../../permissions";
+import { type CatalogRow, createRow, updateRow, useInvalidateCatalog, useRow } from "./catalog-api";
+import { EntityField } from "./EntityFields";
+import { ENTITIES, type EntityKey, type EntitySpec } from "./entities";
+import { bodyOf, type FormValues, initialValues } from "./form-values";
+import { DeleteRowButton } from "./parts";
+import { entityFormRoute } from "./routes";
+import { catalogId, filtersOf, type ListSearch } from "./search";
+
+/** A new row (`/catalog/brands/new`) or one to edit (`/catalog/brands/12`), for any of the six lists. */
+export function EntityFormPage() {
+  const params = entityFormRoute.useParams();
+  const back = entityFormRoute.useSearch();
+  const spec = ENTITIES[params.entity as EntityKey];
+  const id = params.id === "new" ? undefined : catalogId(params.id);
+  const row = useRow(spec.key, id);
+  const me = useMe();
+  const can = useCan();
+  const title = id === undefined ? `New ${spec.singular.toLowerCase()}` : `Edit ${spec.singular.toLowerCase()}`;
+
+  return (
+    <>
+      <p className="breadcrumb">
+        <Link to="/catalog/$entity" params={{ entity: spec.key }} search={back}>
+          {spec.plural}
+        </Link>{" "}
+        / {id === undefined ? "new" : (row.data?.name ?? `#${id}`)}
+      </p>
+      <div className="page-head">
+        <h1>{title}</h1>
+      </div>
+      {me.isPending || (id !== undefined && row.isPending) ? (
+        <Loading label={`Loading the ${spec.singular.toLowerCase()}…`} />
+      ) : me.isError ? (
+        <ErrorState error={me.error} onRetry={() => void me.refetch()} />
+      ) : row.isError ? (
+        <ErrorState error={row.error} onRetry={() => void row.refetch()} />
+      ) : !can("catalog.update") ? (
+        <p className="notice warning" role="status">
+          Changing the catalog needs the catalog.update permission, which you do not have.
+        </p>
+      ) : (
+        <EntityForm key={`${spec.key}-${id ?? "new"}`} spec={spec} row={row.data} back={back} />
+      )}
+    </>
+  );
+}
+
+function EntityForm({ spec, row, back }: { spec: EntitySpec; row: CatalogRow | undefined; back: ListSearch }) {
+  const navigate = useNavigate();
+  const invalidate = useInvalidateCatalog();
+  const can = useCan();
+  const [initial] = useState<FormValues>(() => initialValues(spec, row, filtersOf(spec, back)));
+  const [values, setValues] = useState(initial);
+  const [unchanged, setUnchanged] = useState(false);
+  const toList = () => void navigate({ to: "/catalog/$entity", params: { entity: spec.key }, search: back });
+  const save = useMutation({
+    mutationFn: (body: Record<string, unknown>) =>
+      row ? updateRow(spec.key, row.id, body) : createRow(spec.key, body),
+    onSuccess: async () => {
+      await invalidate();
+      toList();
+    },
+  });
+  const names = spec.fields.map((f) => f.name);
+
+  const submit = (event: FormEvent) => {
+    event.preventDefault();
+    const body = row ? bodyOf(spec, values, initial) : bodyOf(spec, values);
+    // The API refuses an empty change; saying so here spares the round trip.
+    if (row && Object.keys(body).length === 0) return setUnchanged(true);
+    setUnchanged(false);
+    save.mutate(body);
+  };
+
+  return (
+    <form className="form-panel" onSubmit={submit} noValidate aria-label={row ? `Edit ${row.name}` : undefined}>
+      {row && (
+        <dl className="facts catalog-facts">
+          <div className="fact">
+            <dt>ID</dt>
+            <dd>{row.id}</dd>
+          </div>
+          <div className="fact">
+            <dt>Created</dt>
+            <dd>{formatDateTime(row.createdAt)}</dd>
+          </div>
+          <div className="fact">
+            <dt>Updated</dt>
+            <dd>{formatDateTime(row.updatedAt)}</dd>
+          </div>
+        </dl>
+      )}
+      {spec.fields.map((field) => (
+        <EntityField
+          key={field.name}
+          field={field}
+          value={values[field.name] ?? ""}
+          onChange={(value) => setValues((prev) => ({ ...prev, [field.name]: value }))}
+          error={fieldError(save.error, field.name)}
+        />
+      ))}
+      <FormError message={formError(save.error, names)} />
+      {unchanged && (
+        <p className="notice" role="status">
+          Nothing changed: there is nothing to save.
+        </p>
+      )}
+      <div className="actions">
+        <button type="submit" className="button primary" disabled={save.isPending}>
+          {save.isPending ? "Saving…" : row ? "Save" : `Create ${spec.singular.toLowerCase()}`}
+        </button>
+        <Link to="/catalog/$entity" params={{ entity: spec.key }} search={back} className="button secondary">
+          Cancel
+        </Link>
+        {row && can(spec.deletePermission) && (
+          <span className="catalog-form-delete">
+            <DeleteRowButton spec={spec} row={row} onDeleted={toList} />
+          </span>
+        )}
+      </div>
+    </form>
+  );
+}

@@ -1,0 +1,53 @@
+import { useMutation } from "@tanstack/react-query";
+import { ConfirmButton } from "../../components/ConfirmButton";
+import { messageOf } from "../../components/states";
+import { type CatalogRow, deleteRow, useInvalidateCatalog, useOptions } from "./catalog-api";
+import type { EntityKey, EntitySpec } from "./entities";
+
+/** A row of another list by its name (from the picker's rows), or its id when beyond them. */
+export function RefName({ entity, id }: { entity: EntityKey; id: unknown }) {
+  const options = useOptions(entity);
+  if (id === null || id === undefined) return null;
+  const row = options.data?.rows.find((r) => r.id === id);
+  return <>{row ? row.name : `#${String(id)}`}</>;
+}
+
+/** Delete, after asking; the API's refusal (a brand programs still offer) shown beside it. */
+export function DeleteRowButton({
+  spec,
+  row,
+  onDeleted,
+}: {
+  spec: EntitySpec;
+  row: CatalogRow;
+  onDeleted?: () => void;
+}) {
+  const invalidate = useInvalidateCatalog();
+  const remove = useMutation({
+    mutationFn: () => deleteRow(spec.key, row.id),
+    onSuccess: async () => {
+      await invalidate({ entity: spec.key, id: row.id });
+      onDeleted?.();
+    },
+  });
+  return (
+    <>
+      <ConfirmButton
+        label="Delete"
+        danger
+        disabled={remove.isPending}
+        question={
+          <>
+            Delete the {spec.singular.toLowerCase()} <strong>{row.name}</strong>? This cannot be undone.
+          </>
+        }
+        onConfirm={() => remove.mutate()}
+      />
+      {remove.isError && (
+        <p className="field-error catalog-delete-error" role="alert">
+          {messageOf(remove.error)}
+        </p>
+      )}
+    </>
+  );
+}

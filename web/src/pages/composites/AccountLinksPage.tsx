@@ -1,0 +1,122 @@
+import { keepPreviousData, useQuery } from "@tanstack/react-query";
+import { Link, useNavigate } from "@tanstack/react-router";
+import { ApiFailure, api, unwrap } from "../../api/client";
+import { Pager } from "../../components/Pager";
+import { ErrorState, Loading } from "../../components/states";
+import { CompositeToolbar } from "./CompositeToolbar";
+import { MetricsTable } from "./MetricsTable";
+import { PeriodControls, PeriodSummary } from "./PeriodControls";
+import { accountLinksRoute } from "./routes";
+import {
+  atOffset,
+  type CompositeSearch,
+  changed,
+  compositeQuery,
+  periodSearch,
+  periodsOf,
+  sortOf,
+  withPeriod,
+} from "./search";
+import "./composites.css";
+
+/** An account id as the API has them: a positive integer. */
+const accountIdOf = (raw: string) => (/^[1-9]\d{0,15}$/.test(raw) ? Number(raw) : null);
+
+const isNotFound = (error: unknown) => error instanceof ApiFailure && error.status === 404;
+
+export function AccountLinksPage() {
+  const { accountId: raw } = accountLinksRoute.useParams();
+  const accountId = accountIdOf(raw);
+  const search = accountLinksRoute.useSearch();
+  const navigate = useNavigate();
+  const go = (next: CompositeSearch) =>
+    void navigate({ to: "/accounts/$accountId", params: { accountId: raw }, search: next });
+  const periods = periodsOf(search);
+  const sort = sortOf(search);
+  // The account's status filters links by their account: meaningless on one account's page.
+  const { status: _status, ...linkSearch } = search;
+  const query = { ...compositeQuery(linkSearch), accountId: accountId ?? 0 };
+  const account = useQuery({
+    queryKey: ["accounts", accountId],
+    queryFn: () => unwrap(api.GET("/api/v1/accounts/{id}", { params: { path: { id: accountId ?? 0 } } })),
+    enabled: accountId !== null,
+  });
+  const links = useQuery({
+    queryKey: ["composites", "links", query],
+    queryFn: () => unwrap(api.GET("/api/v1/composites/accounts/links/metrics", { params: { query } })),
+    placeholderData: keepPreviousData,
+    enabled: accountId !== null && account.isSuccess,
+  });
+  const title = account.data ? account.data.data.name : `Account ${raw}`;
+
+  return (
+    <>
+      <p className="breadcrumb">
+        <Link to="/accounts" search={periodSearch(search)}>
+          Accounts and links
+        </Link>{" "}
+        / {title}
+      </p>
+      <div className="page-head">
+        <h1>{title}</h1>
+        {account.data && (
+          <p className="account-facts">
+            {account.data.data.username && <span className="muted">{account.data.data.username}</span>}
+            <span className={`badge status-${account.data.data.status}`}>{account.data.data.status}</span>
+          </p>
+        )}
+      </div>
+      {accountId === null ? (
+        <ErrorState error={new Error(`'${raw}' is not an account id.`)} />
+      ) : account.isPending ? (
+        <Loading label="Loading the account…" />
+      ) : account.isError ? (
+        <ErrorState
+          error={account.error}
+          // Not found stays not found: a retry is offered only where one may help.
+          {...(isNotFound(account.error) ? {} : { onRetry: () => void account.refetch() })}
+        />
+      ) : (
+        <>
+          <PeriodControls periods={periods} onApply={(choice) => go(withPeriod(search, choice))} />
+          <PeriodSummary periods={periods} />
+          <CompositeToolbar
+            searchLabel="link names"
+            q={search.q}
+            onSearch={(q) => go(changed(search, { q }))}
+            sort={sort}
+            onSort={(next) => go(changed(search, { sort: next.by, dir: next.direction }))}
+          />
+          <section aria-labelledby="links-title" aria-busy={links.isFetching}>
+            <h2 id="links-title">Links</h2>
+            {links.isPending ? (
+              <Loading label="Loading the links…" />
+            ) : links.isError ? (
+              <ErrorState error={links.error} onRetry={() => void links.refetch()} />
+            ) : (
+              <>
+                <MetricsTable
+                  caption={`Links of ${title} with their metrics and the comparison period's`}
+                  nameLabel="Link"
+                  rows={links.data.data}
+                  sort={sort}
+                  onSort={(next) => go(changed(search, { sort: next.by, dir: next.direction }))}
+                  empty={search.q ? "No link of this account matches this search." : "This account has no links yet."}
+                  nameCell={(link) => (
+                    <>
+                      <span className="row-name">{link.name}</span>
+                      <span className="row-detail link-url" title={link.url}>
+                        {link.url}
+                      </span>
+                    </>
+                  )}
+                />
+                <Pager label="Links" page={links.data.pagination} onOffset={(offset) => go(atOffset(search, offset))} />
+              </>
+            )}
+          </section>
+        </>
+      )}
+    </>
+  );
+}

@@ -1,0 +1,90 @@
+import { keepPreviousData, useQuery } from "@tanstack/react-query";
+import { Link, useNavigate } from "@tanstack/react-router";
+import { api, unwrap } from "../../api/client";
+import { Pager } from "../../components/Pager";
+import { ErrorState, Loading } from "../../components/states";
+import { CompositeToolbar } from "./CompositeToolbar";
+import { MetricsTable } from "./MetricsTable";
+import { PeriodControls, PeriodSummary } from "./PeriodControls";
+import { compositesRoute } from "./routes";
+import {
+  atOffset,
+  type CompositeSearch,
+  changed,
+  compositeQuery,
+  periodSearch,
+  periodsOf,
+  sortOf,
+  withPeriod,
+} from "./search";
+import "./composites.css";
+
+export function CompositesPage() {
+  const search = compositesRoute.useSearch();
+  const navigate = useNavigate();
+  const go = (next: CompositeSearch) => void navigate({ to: "/accounts", search: next });
+  const periods = periodsOf(search);
+  const sort = sortOf(search);
+  const query = compositeQuery(search);
+  const accounts = useQuery({
+    queryKey: ["composites", "accounts", query],
+    queryFn: () => unwrap(api.GET("/api/v1/composites/accounts/metrics", { params: { query } })),
+    placeholderData: keepPreviousData,
+  });
+  const period = periodSearch(search);
+
+  return (
+    <>
+      <div className="page-head">
+        <h1>Accounts and links</h1>
+      </div>
+      <PeriodControls periods={periods} onApply={(choice) => go(withPeriod(search, choice))} />
+      <PeriodSummary periods={periods} />
+      <CompositeToolbar
+        searchLabel="account names"
+        q={search.q}
+        onSearch={(q) => go(changed(search, { q }))}
+        sort={sort}
+        onSort={(next) => go(changed(search, { sort: next.by, dir: next.direction }))}
+        status={{ value: search.status, onChange: (status) => go(changed(search, { status })) }}
+      />
+      <section aria-labelledby="accounts-title" aria-busy={accounts.isFetching}>
+        <h2 id="accounts-title" className="visually-hidden">
+          Accounts
+        </h2>
+        {accounts.isPending ? (
+          <Loading label="Loading the accounts…" />
+        ) : accounts.isError ? (
+          <ErrorState error={accounts.error} onRetry={() => void accounts.refetch()} />
+        ) : (
+          <>
+            <MetricsTable
+              caption="Accounts with their metrics and the comparison period's"
+              nameLabel="Account"
+              rows={accounts.data.data}
+              sort={sort}
+              onSort={(next) => go(changed(search, { sort: next.by, dir: next.direction }))}
+              empty={search.q || search.status ? "No account matches this search." : "There are no accounts yet."}
+              nameCell={(account) => (
+                <>
+                  <Link to="/accounts/$accountId" params={{ accountId: String(account.id) }} search={period}>
+                    {account.name}
+                  </Link>
+                  <span className="row-detail">
+                    {account.username && <span>{account.username}</span>}
+                    <span className={`badge status-${account.status}`}>{account.status}</span>
+                  </span>
+                </>
+              )}
+            />
+            <Pager
+              label="Accounts"
+              page={accounts.data.pagination}
+              onOffset={(offset) => go(atOffset(search, offset))}
+            />
+          </>
+        )}
+      </section>
+    </>
+  );
+}

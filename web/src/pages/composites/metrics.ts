@@ -1,0 +1,74 @@
+import { formatAmount, formatInteger, formatPercent } from "../../format.js";
+import type { SortKey } from "./search.js";
+
+/** The metrics every composite row carries (`metrics` and `comparisonMetrics`). */
+export type MetricName =
+  | "clicks"
+  | "uniqueClicks"
+  | "signups"
+  | "firstTimeDeposit"
+  | "qualifiers"
+  | "deposits"
+  | "depositAmount"
+  | "cpaCommission"
+  | "revShareCommission"
+  | "flatFeeCommission"
+  | "commission"
+  | "conversionRate"
+  | "epc";
+
+export type Metrics = Record<MetricName, number>;
+
+export interface MetricColumn {
+  name: MetricName;
+  label: string;
+  format: (value: number) => string;
+  /** The API sorts by it (the composite `sortBy` list). */
+  sortable: boolean;
+}
+
+const METRICS: Record<MetricName, MetricColumn> = {
+  clicks: { name: "clicks", label: "Clicks", format: formatInteger, sortable: true },
+  uniqueClicks: { name: "uniqueClicks", label: "Unique clicks", format: formatInteger, sortable: false },
+  signups: { name: "signups", label: "Signups", format: formatInteger, sortable: true },
+  firstTimeDeposit: { name: "firstTimeDeposit", label: "FTDs", format: formatInteger, sortable: true },
+  qualifiers: { name: "qualifiers", label: "Qualifiers", format: formatInteger, sortable: true },
+  deposits: { name: "deposits", label: "Deposits", format: formatInteger, sortable: false },
+  depositAmount: { name: "depositAmount", label: "Deposit amount", format: formatAmount, sortable: false },
+  cpaCommission: { name: "cpaCommission", label: "CPA commission", format: formatAmount, sortable: true },
+  revShareCommission: {
+    name: "revShareCommission",
+    label: "RevShare commission",
+    format: formatAmount,
+    sortable: true,
+  },
+  flatFeeCommission: { name: "flatFeeCommission", label: "Flat fee commission", format: formatAmount, sortable: true },
+  commission: { name: "commission", label: "Commission", format: formatAmount, sortable: true },
+  conversionRate: { name: "conversionRate", label: "Conv. rate", format: formatPercent, sortable: false },
+  epc: { name: "epc", label: "EPC", format: formatAmount, sortable: false },
+};
+
+/** Shown always; the 1024 px layout has room for these beside the name. */
+const DEFAULT_COLUMNS: MetricName[] = [
+  "clicks",
+  "signups",
+  "firstTimeDeposit",
+  "qualifiers",
+  "commission",
+  "conversionRate",
+];
+
+/** The metric columns shown: the defaults, plus the sort metric when it is not one of them. */
+export function metricColumns(sortBy: SortKey): MetricColumn[] {
+  const names = [...DEFAULT_COLUMNS];
+  if (sortBy !== "name" && !names.includes(sortBy)) names.splice(names.length - 1, 0, sortBy);
+  return names.map((name) => METRICS[name]);
+}
+
+/** What the "Sort by" control offers: every order the API has. */
+export const SORT_OPTIONS: { key: SortKey; label: string }[] = [
+  { key: "name", label: "Name" },
+  ...Object.values(METRICS)
+    .filter((m) => m.sortable)
+    .map((m) => ({ key: m.name as SortKey, label: m.label })),
+];

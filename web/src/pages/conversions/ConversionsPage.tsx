@@ -1,0 +1,256 @@
+import { keepPreviousData, useQuery } from "@tanstack/react-query";
+import { Link, useNavigate } from "@tanstack/react-router";
+import { type FormEvent, useEffect, useState } from "react";
+import { api, unwrap } from "../../api/client";
+import { type Column, DataTable } from "../../components/DataTable";
+import { Field, fieldError } from "../../components/Field";
+import { Pager } from "../../components/Pager";
+import { ErrorState, Loading } from "../../components/states";
+import { formatDateTime } from "../../format";
+import { ConversionValue } from "./ConversionValue";
+import { conversionsRoute } from "./routes";
+import {
+  atOffset,
+  CONVERSION_TYPES,
+  type ConversionSearch,
+  type ConversionType,
+  conversionQuery,
+  shortDateTime,
+  typeLabel,
+  withFilters,
+} from "./search";
+import "./conversions.css";
+
+type ConversionRow = {
+  id: string;
+  type: string;
+  value: number | null;
+  currency: string | null;
+  occurredAt: string;
+  attributed: boolean;
+  clickId: string | null;
+  accountId: number | null;
+  externalId: string | null;
+};
+
+const COLUMNS: Column<ConversionRow>[] = [
+  {
+    key: "occurredAt",
+    label: "Occurred (UTC)",
+    cell: (c) => (
+      <Link to="/conversions/$conversionId" params={{ conversionId: c.id }} title={formatDateTime(c.occurredAt)}>
+        {shortDateTime(c.occurredAt)}
+      </Link>
+    ),
+  },
+  { key: "type", label: "Type", cell: (c) => typeLabel(c.type) },
+  {
+    key: "value",
+    label: "Value",
+    numeric: true,
+    cell: (c) => <ConversionValue value={c.value} currency={c.currency} />,
+  },
+  {
+    key: "clickId",
+    label: "Click id",
+    // The click is what attributes a conversion: an unknown one is flagged beside it.
+    cell: (c) => (
+      <>
+        {c.clickId ? <Truncated text={c.clickId} /> : <Absent />}
+        {!c.attributed && <span className="badge unattributed">unattributed</span>}
+      </>
+    ),
+  },
+  {
+    key: "accountId",
+    label: "Account",
+    cell: (c) =>
+      c.accountId === null ? (
+        <Absent />
+      ) : (
+        <Link
+          to="/accounts/$accountId"
+          params={{ accountId: String(c.accountId) }}
+          search={{}}
+          aria-label={`Account ${c.accountId}`}
+        >
+          #{c.accountId}
+        </Link>
+      ),
+  },
+  {
+    key: "externalId",
+    label: "External id",
+    cell: (c) => (c.externalId ? <Truncated text={c.externalId} /> : <Absent />),
+  },
+];
+
+/** A long id cut to the column's width; the whole of it in the title and for screen readers. */
+function Truncated({ text }: { text: string }) {
+  return (
+    <code className="truncated" title={text}>
+      {text}
+    </code>
+  );
+}
+
+/** An empty cell that still says so to a screen reader. */
+function Absent() {
+  return (
+    <span className="muted">
+      <span aria-hidden="true">—</span>
+      <span className="visually-hidden">none</span>
+    </span>
+  );
+}
+
+export function ConversionsPage() {
+  const search = conversionsRoute.useSearch();
+  const navigate = useNavigate();
+  const go = (next: ConversionSearch) => void navigate({ to: "/conversions", search: next });
+  const query = conversionQuery(search);
+  const list = useQuery({
+    queryKey: ["conversions", query],
+    queryFn: () => unwrap(api.GET("/api/v1/conversions", { params: { query } })),
+    placeholderData: keepPreviousData,
+  });
+  const filtered = Boolean(search.from || search.to || search.type || search.clickId);
+
+  return (
+    <>
+      <div className="page-head">
+        <h1>Conversions</h1>
+      </div>
+      <Filters search={search} error={list.error} onApply={(filters) => go(withFilters(filters))} />
+      <section aria-labelledby="conversions-title" aria-busy={list.isFetching}>
+        <h2 id="conversions-title" className="visually-hidden">
+          Conversions, newest first
+        </h2>
+        {list.isPending ? (
+          <Loading label="Loading the conversions…" />
+        ) : list.isError && !list.data ? (
+          <ErrorState error={list.error} onRetry={() => void list.refetch()} />
+        ) : list.data ? (
+          <>
+            <div className="conversions-table">
+              <DataTable
+                caption="Conversions, newest first"
+                columns={COLUMNS}
+                rows={list.data.data}
+                rowKey={(c) => c.id}
+                empty={filtered ? "No conversion matches these filters." : "No conversions have been recorded yet."}
+              />
+            </div>
+            <Pager
+              label="Conversions"
+              page={list.data.pagination}
+              onOffset={(offset) => go(atOffset(search, offset))}
+            />
+          </>
+        ) : null}
+      </section>
+    </>
+  );
+}
+
+interface FilterValues {
+  from: string;
+  to: string;
+  type: ConversionType | "";
+  clickId: string;
+}
+
+/** The filters the list route offers: the days it occurred, its type and its click id. */
+function Filters({
+  search,
+  error,
+  onApply,
+}: {
+  search: ConversionSearch;
+  error: unknown;
+  onApply: (filters: Partial<ConversionSearch>) => void;
+}) {
+  const fromUrl = (): FilterValues => ({
+    from: search.from ?? "",
+    to: search.to ?? "",
+    type: search.type ?? "",
+    clickId: search.clickId ?? "",
+  });
+  const [values, setValues] = useState<FilterValues>(fromUrl);
+  const [problem, setProblem] = useState<string | null>(null);
+  // biome-ignore lint/correctness/useExhaustiveDependencies: the URL's filters are the truth; the form follows them
+  useEffect(() => setValues(fromUrl()), [search.from, search.to, search.type, search.clickId]);
+  const set = (key: keyof FilterValues) => (e: { target: { value: string } }) =>
+    setValues((v) => ({ ...v, [key]: e.target.value }));
+
+  function apply(event: FormEvent) {
+    event.preventDefault();
+    if (values.from && values.to && values.from > values.to) {
+      setProblem("The start date must be on or before the end date.");
+      return;
+    }
+    setProblem(null);
+    onApply({
+      ...(values.from ? { from: values.from } : {}),
+      ...(values.to ? { to: values.to } : {}),
+      ...(values.type ? { type: values.type } : {}),
+      ...(values.clickId.trim() ? { clickId: values.clickId.trim() } : {}),
+    });
+  }
+
+  const apiError = (name: string) => fieldError(error, name);
+  return (
+    <form className="toolbar conversion-filters" onSubmit={apply} noValidate aria-label="Filters">
+      <Field label="From" error={apiError("dateFrom")}>
+        {(props) => <input {...props} type="date" value={values.from} onChange={set("from")} />}
+      </Field>
+      <Field label="To" error={apiError("dateTo")}>
+        {(props) => <input {...props} type="date" value={values.to} onChange={set("to")} />}
+      </Field>
+      <Field label="Type" error={apiError("type")}>
+        {(props) => (
+          <select {...props} value={values.type} onChange={set("type")}>
+            <option value="">Any type</option>
+            {CONVERSION_TYPES.map((type) => (
+              <option key={type} value={type}>
+                {typeLabel(type)}
+              </option>
+            ))}
+          </select>
+        )}
+      </Field>
+      <Field label="Click id" error={apiError("clickId")}>
+        {(props) => (
+          <input
+            {...props}
+            type="text"
+            value={values.clickId}
+            maxLength={100}
+            spellCheck={false}
+            onChange={set("clickId")}
+          />
+        )}
+      </Field>
+      <div className="actions">
+        <button type="submit" className="button primary">
+          Apply
+        </button>
+        <button
+          type="button"
+          className="button secondary"
+          onClick={() => {
+            setProblem(null);
+            onApply({});
+          }}
+        >
+          Clear
+        </button>
+      </div>
+      {problem && (
+        <p className="field-error filters-problem" role="alert">
+          {problem}
+        </p>
+      )}
+    </form>
+  );
+}

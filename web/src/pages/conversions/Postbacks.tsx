@@ -1,0 +1,138 @@
+import { useQuery } from "@tanstack/react-query";
+import { Link } from "@tanstack/react-router";
+import { useState } from "react";
+import { api, unwrap } from "../../api/client";
+import { type Column, DataTable } from "../../components/DataTable";
+import { Pager } from "../../components/Pager";
+import { ErrorState, Loading } from "../../components/states";
+import { formatDateTime, formatInteger } from "../../format";
+import { useMe } from "../../me";
+import { shortDateTime } from "./search";
+
+const PAGE_SIZE = 25;
+/** Statuses the delivery worker will still change: the list is read again while any shows. */
+const WAITING = new Set(["Queued", "Retrying"]);
+
+interface PostbackRow {
+  id: string;
+  webhookId: string;
+  status: string;
+  attempts: number;
+  createdAt: string;
+  lastAttemptAt: string | null;
+  nextAttemptAt: string | null;
+  simulated: boolean;
+}
+
+/** A short UTC time with the long one in its title; `none` when there is no such instant. */
+function When({ iso, none }: { iso: string | null; none: string }) {
+  if (!iso) return <span className="muted">{none}</span>;
+  return (
+    <time dateTime={iso} title={formatDateTime(iso)}>
+      {shortDateTime(iso)}
+    </time>
+  );
+}
+
+/** The outgoing-webhook deliveries (postbacks) this conversion caused, each linked to its attempt log. */
+export function Postbacks({ conversionId }: { conversionId: string }) {
+  const me = useMe();
+  // Delivery events need account.admin: without it the section says so instead of failing.
+  const allowed = me.data?.permissions.includes("account.admin") ?? false;
+  const [offset, setOffset] = useState(0);
+  const events = useQuery({
+    queryKey: ["webhook-events", { conversionId, offset }],
+    queryFn: () =>
+      unwrap(
+        api.GET("/api/v1/conversions/outgoing/webhooks/events", {
+          params: { query: { conversionId, offset, limit: PAGE_SIZE } },
+        }),
+      ),
+    enabled: allowed,
+    refetchInterval: (query) => (query.state.data?.data.some((e) => WAITING.has(e.status)) ? 3_000 : false),
+  });
+  const hooks = useQuery({
+    queryKey: ["webhooks", "names"],
+    queryFn: () =>
+      unwrap(api.GET("/api/v1/conversions/outgoing/webhooks/settings", { params: { query: { limit: 500 } } })),
+    enabled: allowed,
+  });
+  const names = new Map((hooks.data?.data ?? []).map((h) => [h.id, h.name]));
+
+  const columns: Column<PostbackRow>[] = [
+    {
+      key: "id",
+      label: "Delivery",
+      cell: (e) => (
+        <Link to="/webhooks/deliveries/$eventId" params={{ eventId: e.id }} search={{}}>
+          <code className="truncated" title={e.id}>
+            {e.id}
+          </code>
+        </Link>
+      ),
+    },
+    {
+      key: "webhookId",
+      label: "Webhook",
+      cell: (e) => (
+        <Link to="/webhooks/$webhookId" params={{ webhookId: e.webhookId }} search={{}}>
+          {names.get(e.webhookId) ?? e.webhookId}
+        </Link>
+      ),
+    },
+    {
+      key: "status",
+      label: "Status",
+      cell: (e) => (
+        <>
+          <span className={`badge delivery-${e.status.toLowerCase()}`}>{e.status}</span>
+          {e.simulated && <span className="muted small"> simulated</span>}
+        </>
+      ),
+    },
+    { key: "attempts", label: "Attempts", numeric: true, cell: (e) => formatInteger(e.attempts) },
+    { key: "lastAttemptAt", label: "Last attempt (UTC)", cell: (e) => <When iso={e.lastAttemptAt} none="not yet" /> },
+    // Only while a delivery waits for a retry is there a next attempt to show.
+    ...(events.data?.data.some((e) => e.nextAttemptAt)
+      ? [
+          {
+            key: "nextAttemptAt",
+            label: "Next attempt (UTC)",
+            cell: (e: PostbackRow) => <When iso={e.nextAttemptAt} none="none" />,
+          },
+        ]
+      : []),
+  ];
+
+  return (
+    <section className="panel" aria-labelledby="postbacks-title" aria-busy={events.isFetching}>
+      <h2 id="postbacks-title">Postbacks (outgoing webhooks)</h2>
+      {me.isPending ? (
+        <Loading label="Loading…" />
+      ) : me.isError ? (
+        <ErrorState error={me.error} onRetry={() => void me.refetch()} />
+      ) : !allowed ? (
+        <p className="muted">Only account administrators can see the postbacks a conversion caused.</p>
+      ) : events.isPending ? (
+        <Loading label="Loading the postbacks…" />
+      ) : events.isError ? (
+        <ErrorState error={events.error} onRetry={() => void events.refetch()} />
+      ) : (
+        <>
+          <div className="conversions-table">
+            <DataTable
+              caption="Postbacks this conversion caused"
+              columns={columns}
+              rows={events.data.data}
+              rowKey={(e) => e.id}
+              empty="This conversion caused no postbacks: no enabled webhook matched it, or its type never fires them."
+            />
+          </div>
+          {events.data.pagination.total > PAGE_SIZE && (
+            <Pager label="Postbacks" page={events.data.pagination} onOffset={setOffset} />
+          )}
+        </>
+      )}
+    </section>
+  );
+}

@@ -1,0 +1,28 @@
+/** The issues list's address: which status, which kind, which page. */
+export interface IssuesSearch {
+  // `undefined` is allowed so a link can drop a parameter from the address.
+  status?: "open" | "closed" | undefined;
+  kind?: IssueKind | undefined;
+  offset?: number | undefined;
+}
+
+export const ISSUE_KINDS = [
+  "api_token_expiring",
+  "outgoing_webhook_failed",
+  "webhook_url_invalid",
+  "webhook_allowance_exceeded",
+] as const;
+export type IssueKind = (typeof ISSUE_KINDS)[number];
+
+export const PAGE_SIZE = 25;
+
+const isKind = (value: unknown): value is IssueKind => ISSUE_KINDS.some((kind) => kind === value);
+
+export function validateIssuesSearch(search: Record<string, unknown>): IssuesSearch {
+  const offset = Number(search.offset);
+  return {
+    ...(search.status === "open" || search.status === "closed" ? { status: search.status } : {}),
+    ...(isKind(search.kind) ? { kind: search.kind } : {}),
+    ...(Number.isInteger(offset) && offset > 0 ? { offset } : {}),
+  };
+}

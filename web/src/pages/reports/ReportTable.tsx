@@ -1,0 +1,69 @@
+import { type Column, DataTable, type Sort } from "../../components/DataTable";
+import type { ReportRow } from "./fetch-report";
+import { FIELD_LABELS, formatField, formatStat, STAT_LABELS } from "./labels";
+import type { FieldName, ReportSort, StatName } from "./report-state";
+
+interface Indexed {
+  index: number;
+  row: ReportRow;
+}
+
+interface ReportTableProps {
+  fields: FieldName[];
+  stats: StatName[];
+  rows: ReportRow[];
+  /** The API's answer without breakdowns; absent without fields (the one row is the total). */
+  totals: ReportRow | undefined;
+  sort: ReportSort | undefined;
+  onSort: (sort: ReportSort) => void;
+}
+
+/** A value as shown, carrying the API's own value for whoever reads the page's data. */
+const Value = ({ raw, children }: { raw: unknown; children: string }) => (
+  <span data-value={raw === null || raw === undefined ? "" : String(raw)}>{children}</span>
+);
+
+/** The report's rows as the API sorted and paged them, with its totals in the footer. */
+export function ReportTable({ fields, stats, rows, totals, sort, onSort }: ReportTableProps) {
+  const columns: Column<Indexed>[] = [
+    ...fields.map(
+      (field, i): Column<Indexed> => ({
+        key: field,
+        label: FIELD_LABELS[field],
+        sortable: true,
+        cell: ({ row }) => <Value raw={row[field]}>{formatField(field, row[field])}</Value>,
+        ...(totals ? { total: i === 0 ? "Total" : "" } : {}),
+      }),
+    ),
+    ...stats.map(
+      (stat): Column<Indexed> => ({
+        key: stat,
+        label: STAT_LABELS[stat],
+        numeric: true,
+        // One row of totals has nothing to sort.
+        sortable: fields.length > 0,
+        cell: ({ row }) => <Value raw={row[stat]}>{formatStat(stat, row[stat])}</Value>,
+        ...(totals ? { total: <Value raw={totals[stat]}>{formatStat(stat, totals[stat])}</Value> } : {}),
+      }),
+    ),
+  ];
+  // Without a sort asked for, the API orders by the breakdowns in turn, ascending.
+  const first = fields[0];
+  const shown: Sort | undefined = sort
+    ? { by: sort.key, direction: sort.direction }
+    : first
+      ? { by: first, direction: "asc" }
+      : undefined;
+  return (
+    <DataTable
+      caption={`Performance by ${fields.length > 0 ? fields.map((f) => FIELD_LABELS[f]).join(", ") : "nothing: totals"}`}
+      columns={columns}
+      rows={rows.map((row, index) => ({ index, row }))}
+      rowKey={({ index }) => String(index)}
+      {...(shown ? { sort: shown } : {})}
+      onSort={(next) => onSort({ key: next.by as ReportSort["key"], direction: next.direction })}
+      empty="No clicks or conversions match this report's window and filters."
+      totals={totals !== undefined && fields.length > 0}
+    />
+  );
+}

@@ -1,0 +1,244 @@
+import { keepPreviousData, useQuery } from "@tanstack/react-query";
+import { useNavigate } from "@tanstack/react-router";
+import { lazy, Suspense, useMemo } from "react";
+import { ApiFailure } from "../../api/client";
+import { CopyButton } from "../../components/CopyButton";
+import { Field, FormError, fieldError, formError } from "../../components/Field";
+import { Pager } from "../../components/Pager";
+import { Empty, ErrorState, Loading } from "../../components/states";
+import { ColumnControls } from "./ColumnControls";
+import { FilterControls } from "./FilterControls";
+import { fetchReport } from "./fetch-report";
+import { FIELD_LABELS, formatStat, STAT_LABELS } from "./labels";
+import { describeWindow, RangeControls } from "./RangeControls";
+import { ReportTable } from "./ReportTable";
+import { reportCsv, saveFile } from "./report-csv";
+import {
+  chartQuery,
+  FILTERS,
+  MAX_LIMIT,
+  type ReportState,
+  readSearch,
+  rowsQuery,
+  shownStats,
+  timeField,
+  totalsQuery,
+  windowQuery,
+  writeSearch,
+} from "./report-state";
+import { reportsRoute } from "./routes";
+import "./reports.css";
+
+// ECharts is the largest dependency: it loads only when a time breakdown asks for the chart.
+const ReportChart = lazy(() => import("./ReportChart"));
+
+const PAGE_SIZES = [25, 50, 100, 250, 500, MAX_LIMIT];
+
+/** Every parameter a control of this page sets: the API's messages for them show beside it. */
+const CONTROLLED = [
+  "fields",
+  "stats",
+  "conversionDateFrom",
+  "conversionDateTo",
+  "sortBy",
+  "limit",
+  "offset",
+  ...FILTERS,
+] as const;
+
+/** The API's validation message for one parameter, from whichever of the page's requests was refused. */
+const messageFor = (errors: unknown[], name: string) => errors.map((e) => fieldError(e, name)).find(Boolean);
+
+export function ReportsPage() {
+  const search = reportsRoute.useSearch();
+  const navigate = useNavigate({ from: reportsRoute.fullPath });
+  // Values left out of the address are named, not silently lost.
+  const { state, notes } = useMemo(() => readSearch(search), [search]);
+  const go = (next: ReportState) => void navigate({ search: writeSearch(next) });
+
+  // Presets are whole UTC days up to today: the day is read once per render, as the queries' key.
+  const now = Date.now();
+  const stats = shownStats(state);
+  const fields = state.fields;
+  const table = useQuery({
+    queryKey: ["performance", "rows", rowsQuery(state, now)],
+    queryFn: () => fetchReport(rowsQuery(state, now)),
+    placeholderData: keepPreviousData,
+  });
+  const totals = useQuery({
+    queryKey: ["performance", "totals", totalsQuery(state, now)],
+    queryFn: () => fetchReport(totalsQuery(state, now)),
+    // Without breakdowns the table's one row is the total already.
+    enabled: fields.length > 0,
+    placeholderData: keepPreviousData,
+  });
+  const time = timeField(state);
+  const chartStat = state.chart ?? stats[0] ?? "clicks";
+  const chart = useQuery({
+    queryKey: ["performance", "chart", time && chartQuery(state, now, time, chartStat)],
+    queryFn: () => fetchReport(chartQuery(state, now, time ?? "date", chartStat)),
+    enabled: time !== undefined,
+  });
+
+  const errors = [table.error, totals.error, chart.error].filter(Boolean);
+  const errorOf = (name: string) => messageFor(errors, name);
+  const unclaimed = errors.map((e) => formError(e, CONTROLLED)).find(Boolean);
+  const refusedByField = table.error instanceof ApiFailure && table.error.fieldErrors.length > 0;
+
+  const rows = table.data?.rows ?? [];
+  const total = fields.length > 0 ? totals.data?.rows[0] : undefined;
+  const ready = !table.isFetching && !table.isError && (fields.length === 0 || (!totals.isFetching && !totals.isError));
+
+  function download() {
+    const { conversionDateFrom, conversionDateTo } = windowQuery(state, now);
+    const span = [conversionDateFrom, conversionDateTo].filter(Boolean).join("_to_").replace(/:/g, "");
+    saveFile(`performance-report${span ? `-${span}` : ""}.csv`, reportCsv(fields, stats, rows, total), "text/csv");
+  }
+
+  return (
+    <>
+      <div className="page-head">
+        <h1>Reports</h1>
+        <p className="actions">
+          <CopyButton value={window.location.href} label="Copy link" />
+          <button type="button" className="button secondary" onClick={download} disabled={!ready || rows.length === 0}>
+            Download CSV
+          </button>
+        </p>
+      </div>
+      <p className="muted">
+        The performance report: clicks by click time and conversions by conversion time, exact to the instant.
+        Everything chosen here is in the address, so the link shows the same report.
+      </p>
+      {notes.length > 0 && (
+        <div className="notice warning report-notes" role="status">
+          <p>Some values in the address were not valid and were left out:</p>
+          <ul>
+            {notes.map((note) => (
+              <li key={note}>{note}</li>
+            ))}
+          </ul>
+        </div>
+      )}
+
+      <section className="panel report-builder" aria-labelledby="builder-title">
+        <h2 id="builder-title">Report</h2>
+        <RangeControls
+          state={state}
+          now={now}
+          onChange={go}
+          errors={{ from: errorOf("conversionDateFrom"), to: errorOf("conversionDateTo") }}
+        />
+        <ColumnControls state={state} onChange={go} errors={{ fields: errorOf("fields"), stats: errorOf("stats") }} />
+        <h3>Filters</h3>
+        <FilterControls state={state} onChange={go} errorOf={errorOf} />
+        <FormError message={unclaimed} />
+      </section>
+
+      <p className="report-window">
+        <strong>Window:</strong> {describeWindow(state, now)}
+      </p>
+
+      {time && (
+        <section className="panel report-chart" aria-labelledby="chart-title">
+          <div className="report-chart-head">
+            <h2 id="chart-title">
+              {STAT_LABELS[chartStat]} per {FIELD_LABELS[time].toLowerCase()}
+            </h2>
+            <Field label="Chart" inline>
+              {(props) => (
+                <select
+                  {...props}
+                  value={chartStat}
+                  onChange={(e) => go({ ...state, chart: e.target.value as typeof chartStat })}
+                >
+                  {stats.map((stat) => (
+                    <option key={stat} value={stat}>
+                      {STAT_LABELS[stat]}
+                    </option>
+                  ))}
+                </select>
+              )}
+            </Field>
+          </div>
+          {chart.isPending ? (
+            <Loading label="Loading the chart…" />
+          ) : chart.isError ? (
+            refusedByField ? null : (
+              <ErrorState error={chart.error} onRetry={() => void chart.refetch()} />
+            )
+          ) : chart.data.rows.length === 0 ? (
+            <Empty>Nothing to chart in this window.</Empty>
+          ) : (
+            <Suspense fallback={<Loading label="Loading the chart…" />}>
+              <ReportChart
+                points={chart.data.rows.map((row) => ({
+                  period: String(row[time]),
+                  value: Number(row[chartStat] ?? 0),
+                }))}
+                statLabel={STAT_LABELS[chartStat]}
+                periodLabel={FIELD_LABELS[time].toLowerCase().replace(" (monday)", "")}
+                format={(value) => formatStat(chartStat, value)}
+              />
+            </Suspense>
+          )}
+        </section>
+      )}
+
+      <section className="report-results" aria-labelledby="results-title" aria-busy={!ready && !table.isError}>
+        <div className="report-results-head">
+          <h2 id="results-title">Rows</h2>
+          {errorOf("sortBy") && (
+            <p className="field-error" role="alert">
+              Sort: {errorOf("sortBy")}
+            </p>
+          )}
+          <Field label="Rows per page" inline error={errorOf("limit")}>
+            {(props) => (
+              <select
+                {...props}
+                value={state.limit}
+                onChange={(e) => go({ ...state, limit: Number(e.target.value), offset: 0 })}
+              >
+                {[...new Set([...PAGE_SIZES, state.limit])]
+                  .sort((a, b) => a - b)
+                  .map((size) => (
+                    <option key={size} value={size}>
+                      {size}
+                    </option>
+                  ))}
+              </select>
+            )}
+          </Field>
+        </div>
+        {table.isPending ? (
+          <Loading label="Loading the report…" />
+        ) : table.isError ? (
+          refusedByField ? (
+            <p className="notice error">The report was refused: the message is beside the setting it concerns.</p>
+          ) : (
+            <ErrorState error={table.error} onRetry={() => void table.refetch()} />
+          )
+        ) : (
+          <>
+            {table.isFetching && <Loading label="Updating…" />}
+            {totals.isError && !refusedByField && (
+              <ErrorState error={totals.error} onRetry={() => void totals.refetch()} />
+            )}
+            <ReportTable
+              fields={fields}
+              stats={stats}
+              rows={rows}
+              totals={total}
+              sort={state.sort}
+              onSort={(sort) => go({ ...state, sort, offset: 0 })}
+            />
+            {table.data.pagination && (
+              <Pager page={table.data.pagination} onOffset={(offset) => go({ ...state, offset })} label="Report rows" />
+            )}
+          </>
+        )}
+      </section>
+    </>
+  );
+}

@@ -1,0 +1,229 @@
+import { useMutation, useQueryClient } from "@tanstack/react-query";
+import { Link, useNavigate } from "@tanstack/react-router";
+import { type ReactNode, useState } from "react";
+import { ConfirmButton } from "../../components/ConfirmButton";
+import { Pager } from "../../components/Pager";
+import { Empty, ErrorState, Loading, messageOf } from "../../components/states";
+import { formatDateTime, formatInteger } from "../../format";
+import { useCan } from "../../permissions";
+import { type Attempt, type DeliveryEvent, eventsChanged, useAttempts, useEvent, useWebhook, webhooksApi } from "./api";
+import { readableBody } from "./attempt-body";
+import { ActionResult, type Result, StatusBadge } from "./parts";
+import { deliveryRoute } from "./routes";
+import { withOffset } from "./search";
+
+const when = (iso: string | null) => (iso ? formatDateTime(iso) : "—");
+
+/** One delivery event (GET events/{id}) and its attempts, each with the request sent and the answer got. */
+export function DeliveryPage() {
+  const { eventId } = deliveryRoute.useParams();
+  const event = useEvent(eventId);
+  return (
+    <>
+      <p className="breadcrumb">
+        <Link to="/webhooks">Outgoing webhooks</Link> / <Link to="/webhooks/deliveries">Delivery log</Link> / Event
+      </p>
+      {event.isPending ? (
+        <Loading label="Loading the delivery…" />
+      ) : event.isError ? (
+        <>
+          <h1>Delivery</h1>
+          <ErrorState error={event.error} onRetry={() => void event.refetch()} />
+        </>
+      ) : (
+        <Delivery event={event.data} />
+      )}
+    </>
+  );
+}
+
+function Delivery({ event }: { event: DeliveryEvent }) {
+  const client = useQueryClient();
+  const navigate = useNavigate();
+  const can = useCan();
+  const webhook = useWebhook(event.webhookId);
+  const [result, setResult] = useState<Result>(null);
+  const resend = useMutation({
+    mutationFn: () => webhooksApi.resend(event.id),
+    onSuccess: () => setResult({ tone: "ok", text: "Queued for a new attempt." }),
+    onError: (error) => setResult({ tone: "error", text: messageOf(error) }),
+    onSettled: () => eventsChanged(client),
+  });
+  const remove = useMutation({
+    mutationFn: () => webhooksApi.removeEvent(event.id),
+    onSuccess: async () => {
+      await navigate({ to: "/webhooks/deliveries", search: { webhookId: event.webhookId } });
+      await eventsChanged(client);
+    },
+    onError: (error) => setResult({ tone: "error", text: messageOf(error) }),
+  });
+
+  const facts: [string, ReactNode][] = [
+    ["Status", <StatusBadge key="status" status={event.status} />],
+    [
+      "Webhook",
+      <Link key="webhook" to="/webhooks/$webhookId" params={{ webhookId: event.webhookId }}>
+        {webhook.data?.name ?? event.webhookId}
+      </Link>,
+    ],
+    ["Conversion type", event.conversionType],
+    ["Conversion", event.conversionId ?? "—"],
+    ["Click", event.clickId ?? "—"],
+    ["Simulated", event.simulated ? "Yes: a sample, not a conversion to pay for" : "No"],
+    ["Attempts", formatInteger(event.attempts)],
+    ["Created", formatDateTime(event.createdAt)],
+    ["Last attempt", when(event.lastAttemptAt)],
+    ["Next attempt", when(event.nextAttemptAt)],
+  ];
+
+  return (
+    <>
+      <div className="page-head webhook-head">
+        <h1>
+          Delivery <code>{event.id}</code>
+        </h1>
+        {can("webhooks.update") && (
+          <p className="actions">
+            <button
+              type="button"
+              className="button primary"
+              disabled={resend.isPending}
+              onClick={() => {
+                setResult(null);
+                resend.mutate();
+              }}
+            >
+              Resend
+            </button>
+            {can("traffic-sources.delete") && (
+              <ConfirmButton
+                label="Delete event"
+                danger
+                disabled={remove.isPending}
+                question="Delete this event with its attempts? This cannot be undone."
+                onConfirm={() => remove.mutate()}
+              />
+            )}
+          </p>
+        )}
+      </div>
+      <ActionResult result={result} />
+      <section className="panel">
+        <dl className="facts">
+          {facts.map(([term, value]) => (
+            <div key={term} className="fact">
+              <dt>{term}</dt>
+              <dd>{value}</dd>
+            </div>
+          ))}
+        </dl>
+      </section>
+      <Attempts event={event} />
+    </>
+  );
+}
+
+function Attempts({ event }: { event: DeliveryEvent }) {
+  const search = deliveryRoute.useSearch();
+  const navigate = useNavigate({ from: deliveryRoute.fullPath });
+  const offset = search.offset ?? 0;
+  const attempts = useAttempts(event.id, offset, event.attempts);
+  return (
+    <section aria-labelledby="attempts-title">
+      <h2 id="attempts-title" className="attempts-title">
+        Attempts
+      </h2>
+      {attempts.isPending ? (
+        <Loading label="Loading attempts…" />
+      ) : attempts.isError ? (
+        <ErrorState error={attempts.error} onRetry={() => void attempts.refetch()} />
+      ) : attempts.data.data.length === 0 ? (
+        <Empty>No attempt yet: the event is {event.status.toLowerCase()}.</Empty>
+      ) : (
+        <>
+          {attempts.data.data.map((a) => (
+            <AttemptView key={a.id} attempt={a} />
+          ))}
+          <Pager
+            page={attempts.data.pagination}
+            label="Attempts"
+            onOffset={(next) => void navigate({ search: withOffset(search, next) })}
+          />
+        </>
+      )}
+    </section>
+  );
+}
+
+function Headers({ headers, label }: { headers: Record<string, string>; label: string }) {
+  const entries = Object.entries(headers);
+  if (entries.length === 0) return <p className="muted small">No headers.</p>;
+  return (
+    <table className="headers">
+      <caption className="visually-hidden">{label}</caption>
+      <tbody>
+        {entries.map(([name, value]) => (
+          <tr key={name}>
+            <th scope="row">{name}</th>
+            <td>{value}</td>
+          </tr>
+        ))}
+      </tbody>
+    </table>
+  );
+}
+
+function AttemptView({ attempt }: { attempt: Attempt }) {
+  const outcome = attempt.response
+    ? `HTTP ${attempt.response.status}`
+    : (attempt.errorType ?? "no answer").replace(/_/g, " ");
+  const ok = attempt.response !== null && attempt.response.status >= 200 && attempt.response.status < 300;
+  return (
+    <article className="panel attempt" aria-labelledby={`attempt-${attempt.id}`}>
+      <h3 id={`attempt-${attempt.id}`}>
+        Attempt {attempt.attempt}: <span className={`badge ${ok ? "status-ok" : "status-error"}`}>{outcome}</span>
+        <span className="muted small">
+          {formatDateTime(attempt.at)}, {formatInteger(attempt.durationMs)} ms
+        </span>
+      </h3>
+      {attempt.error && <p className="notice error">{attempt.error}</p>}
+      <div className="exchange">
+        <div>
+          <h4>Request</h4>
+          <p className="small">
+            <code>{attempt.method}</code> <code className="url-text">{attempt.urlTemplate}</code>
+          </p>
+          <p className="muted small">The URL template; the address it rendered to is not stored.</p>
+          <Headers headers={attempt.request.headers} label={`Request headers of attempt ${attempt.attempt}`} />
+          {attempt.request.body === null ? (
+            <p className="muted small">No body.</p>
+          ) : (
+            <>
+              <p className="small">Body</p>
+              <pre className="request-body">{readableBody(attempt.request.body)}</pre>
+            </>
+          )}
+        </div>
+        <div>
+          <h4>Response</h4>
+          {attempt.response ? (
+            <>
+              <p className="small">Status {attempt.response.status}</p>
+              <Headers headers={attempt.response.headers} label={`Response headers of attempt ${attempt.attempt}`} />
+              {attempt.response.body === "" ? (
+                <p className="muted small">Empty body.</p>
+              ) : (
+                <>
+                  <p className="small">Body</p>
+                  <pre className="response-body">{readableBody(attempt.response.body)}</pre>
+                </>
+              )}
+            </>
+          ) : (
+            <p className="muted small">No answer was received.</p>
+          )}
+        </div>
+      </div>
+    </article>
+  );
+}

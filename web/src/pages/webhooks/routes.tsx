@@ -1,0 +1,49 @@
+import { createRoute, lazyRouteComponent } from "@tanstack/react-router";
+import { appRoute } from "../../shell";
+import { parseAttemptSearch, parseDeliverySearch, parseWebhookListSearch } from "./search";
+
+// Each page's code loads when it is first visited, so the first route stays small.
+export const webhooksRoute = createRoute({
+  getParentRoute: () => appRoute,
+  path: "/webhooks",
+  validateSearch: parseWebhookListSearch,
+  component: lazyRouteComponent(() => import("./WebhooksPage"), "WebhooksPage"),
+});
+
+export const newWebhookRoute = createRoute({
+  getParentRoute: () => appRoute,
+  path: "/webhooks/new",
+  component: lazyRouteComponent(() => import("./WebhookEditPage"), "NewWebhookPage"),
+});
+
+export const editWebhookRoute = createRoute({
+  getParentRoute: () => appRoute,
+  path: "/webhooks/$webhookId",
+  // Set once, by the page a new webhook was created on.
+  validateSearch: (search: Record<string, unknown>): { created?: true } =>
+    search.created === true || search.created === "true" ? { created: true } : {},
+  component: lazyRouteComponent(() => import("./WebhookEditPage"), "EditWebhookPage"),
+});
+
+export const deliveriesRoute = createRoute({
+  getParentRoute: () => appRoute,
+  path: "/webhooks/deliveries",
+  validateSearch: parseDeliverySearch,
+  component: lazyRouteComponent(() => import("./DeliveriesPage"), "DeliveriesPage"),
+});
+
+/** Other pages (a conversion's) link here: keep the path. */
+export const deliveryRoute = createRoute({
+  getParentRoute: () => appRoute,
+  path: "/webhooks/deliveries/$eventId",
+  validateSearch: parseAttemptSearch,
+  component: lazyRouteComponent(() => import("./DeliveryPage"), "DeliveryPage"),
+});
+
+export const webhooksRoutes = [
+  webhooksRoute,
+  newWebhookRoute,
+  editWebhookRoute,
+  deliveriesRoute,
+  deliveryRoute,
+] as const;

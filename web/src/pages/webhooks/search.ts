@@ -1,0 +1,118 @@
+import { isDay } from "../../dates.js";
+
+/** The statuses the API gives webhooks and delivery events (the list filters offer exactly these). */
+export const WEBHOOK_STATUSES = ["Enabled", "Disabled", "Suspended"] as const;
+export type WebhookStatus = (typeof WEBHOOK_STATUSES)[number];
+export const EVENT_STATUSES = ["Queued", "Retrying", "Delivered", "Failed", "Cancelled", "Held", "Paused"] as const;
+export type EventStatus = (typeof EVENT_STATUSES)[number];
+
+/** Rows per page of the lists; the API allows up to 500. */
+export const PAGE_SIZE = 50;
+/** Attempts per page on an event's page. */
+export const ATTEMPTS_PAGE_SIZE = 20;
+
+const MAX_ID = 100;
+
+const oneOf = <T extends string>(values: readonly T[], value: unknown): value is T =>
+  typeof value === "string" && (values as readonly string[]).includes(value);
+
+/** An offset from the address: a whole number >= 0 (TanStack Router may hand it over as a number or a string). */
+export function readOffset(value: unknown): number | undefined {
+  const n = typeof value === "string" && /^\d+$/.test(value) ? Number(value) : value;
+  return typeof n === "number" && Number.isSafeInteger(n) && n > 0 ? n : undefined;
+}
+
+/** An id typed into a filter: trimmed, non-empty and no longer than the API accepts. */
+function readId(value: unknown): string | undefined {
+  if (typeof value !== "string" && typeof value !== "number") return undefined;
+  const text = String(value).trim();
+  return text !== "" && text.length <= MAX_ID ? text : undefined;
+}
+
+function readSearchText(value: unknown): string | undefined {
+  if (typeof value !== "string") return undefined;
+  const text = value.trim();
+  return text !== "" && text.length <= 200 ? text : undefined;
+}
+
+/** Only the keys that hold a value, so the address carries nothing empty. */
+function compact<T extends object>(search: { [K in keyof Required<T>]: T[K] | undefined }): T {
+  return Object.fromEntries(Object.entries(search).filter(([, v]) => v !== undefined)) as T;
+}
+
+/** The same view at another offset; the first page carries no offset in its address. */
+export function withOffset<T extends { offset?: number }>(search: T, offset: number): T {
+  const { offset: _, ...rest } = search;
+  return (offset > 0 ? { ...rest, offset } : rest) as T;
+}
+
+export interface WebhookListSearch {
+  status?: WebhookStatus;
+  search?: string;
+  offset?: number;
+}
+
+export function parseWebhookListSearch(search: Record<string, unknown>): WebhookListSearch {
+  return compact<WebhookListSearch>({
+    status: oneOf(WEBHOOK_STATUSES, search.status) ? search.status : undefined,
+    search: readSearchText(search.search),
+    offset: readOffset(search.offset),
+  });
+}
+
+export interface DeliverySearch {
+  status?: EventStatus;
+  webhookId?: string;
+  conversionId?: string;
+  clickId?: string;
+  /** UTC days, both included (the API reads a date as the whole UTC day). */
+  dateFrom?: string;
+  dateTo?: string;
+  offset?: number;
+}
+
+/** The delivery log's filters from the address; a from after the to is dropped rather than refused by the API. */
+export function parseDeliverySearch(search: Record<string, unknown>): DeliverySearch {
+  const dateFrom = isDay(search.dateFrom) ? search.dateFrom : undefined;
+  const dateTo = isDay(search.dateTo) ? search.dateTo : undefined;
+  const ordered = dateFrom === undefined || dateTo === undefined || dateFrom <= dateTo;
+  return compact<DeliverySearch>({
+    status: oneOf(EVENT_STATUSES, search.status) ? search.status : undefined,
+    webhookId: readId(search.webhookId),
+    conversionId: readId(search.conversionId),
+    clickId: readId(search.clickId),
+    dateFrom: ordered ? dateFrom : undefined,
+    dateTo: ordered ? dateTo : undefined,
+    offset: readOffset(search.offset),
+  });
+}
+
+/** The query the API takes for a filter of the delivery log. */
+export function deliveryQuery(
+  search: DeliverySearch,
+): Omit<DeliverySearch, "offset"> & { offset: number; limit: number } {
+  const { offset, ...filters } = search;
+  return { ...filters, offset: offset ?? 0, limit: PAGE_SIZE };
+}
+
+export interface AttemptSearch {
+  offset?: number;
+}
+
+export function parseAttemptSearch(search: Record<string, unknown>): AttemptSearch {
+  return compact<AttemptSearch>({ offset: readOffset(search.offset) });
+}
+
+/** How soon a retry must be due for a page to watch for it; later ones are seen on the next visit. */
+export const WATCH_AHEAD_MS = 60_000;
+
+/**
+ * Whether an event will change soon on its own: queued (the worker sends it at once) or retrying
+ * within a minute. Pages showing one ask the API again every few seconds; a retry an hour away
+ * is not worth asking about every few seconds for an hour.
+ */
+export function changesSoon(event: { status: string; nextAttemptAt: string | null }, now: number): boolean {
+  if (event.status === "Queued") return true;
+  if (event.status !== "Retrying" || event.nextAttemptAt === null) return false;
+  return Date.parse(event.nextAttemptAt) - now <= WATCH_AHEAD_MS;
+}
