@@ -12,7 +12,13 @@ import { apiTokenExpiryJob } from "./features/api-tokens/index.js";
 import { apiTokenRoutes } from "./features/api-tokens/routes.js";
 import { auditRoutes } from "./features/audit/routes.js";
 import { authHook } from "./features/auth/hook.js";
-import { ApiKeyVerifier, JwtSigner, LastUsedRecorder, listenForRevocations } from "./features/auth/index.js";
+import {
+  ApiKeyVerifier,
+  JwtSigner,
+  LastUsedRecorder,
+  listenForRevocations,
+  SignedInPeople,
+} from "./features/auth/index.js";
 import { authRoutes } from "./features/auth/routes.js";
 import { catalogRoutes } from "./features/catalog/routes.js";
 import { dashboardRoutes } from "./features/dashboard/routes.js";
@@ -30,7 +36,7 @@ import {
   webhookClickFanOut,
   webhookFanOut,
 } from "./features/outgoing-webhooks/index.js";
-import { webhookSettingsRoutes } from "./features/outgoing-webhooks/routes.js";
+import { webhookSettingsRoutes } from "./features/outgoing-webhooks/settings-routes.js";
 import { rollupBlocksJob } from "./features/reports/index.js";
 import { reportRoutes } from "./features/reports/routes.js";
 import { userRoutes } from "./features/tenants/routes.js";
@@ -134,16 +140,19 @@ export async function buildApp(options: AppOptions): Promise<BuiltApp> {
   jobs.register(apiTokenExpiryJob(unbounded));
   jobs.register(usagePurgeJob(unbounded));
   jobs.register(rollupBlocksJob(unbounded, { maxBlocks: config.rollupFoldBlocksPerTransaction }));
+  const jwt = new JwtSigner(options.jwtSecret);
   const ctx: AppContext = {
     config,
     db,
     clock,
     nodeId: options.nodeId ?? newId("node"),
     apiKeys: new ApiKeyVerifier(db, clock, config.apiKeyCacheTtlS * 1000),
+    // Persons are trusted as long as keys are: the broadcast forgets them at once, the TTL is the fallback.
+    people: new SignedInPeople(db, clock, jwt, { ttlMs: config.apiKeyCacheTtlS * 1000 }),
     lastUsed: new LastUsedRecorder(db),
     usage: new UsageMeter(db, app.log, config.buffers.usageBufferMaxBytes),
     mail: new MailSender({ db, clock, log: app.log, smtpUrl: config.smtpUrl, from: config.mailFrom }),
-    jwt: new JwtSigner(options.jwtSecret),
+    jwt,
     jobs,
     build: loadBuildInfo(config.build, new Date()),
     tracking: new Tracking(db, clock, app.log, {
@@ -159,8 +168,8 @@ export async function buildApp(options: AppOptions): Promise<BuiltApp> {
   ctx.tracking.clickHooks.push(webhookClickFanOut);
   const workers = new WorkerLoops({ mail: ctx.mail, delivery: ctx.delivery, notifications: ctx.notifications.worker });
 
-  // Revocations from any node reach this node's key cache; buffered writes land before close.
-  const stopListening = await listenForRevocations(db, ctx.apiKeys);
+  // Revocations from any node reach this node's key and person caches; buffered writes land before close.
+  const stopListening = await listenForRevocations(db, ctx);
   ctx.lastUsed.start();
   await ctx.tracking.start();
   // Draining: Node closes the keep-alive connections idle when the listener closes, but one busy
@@ -202,6 +211,7 @@ export async function buildApp(options: AppOptions): Promise<BuiltApp> {
   if (registry) {
     ctx.tracking.clicks.registerMetrics(registry);
     ctx.usage.registerMetrics(registry);
+    ctx.people.registerMetrics(registry);
   }
   await app.register(activeVersionRoute(ctx.build));
 

@@ -1,5 +1,5 @@
 import type { Config } from "./config.js";
-import type { ApiKeyVerifier, JwtSigner, LastUsedRecorder } from "./features/auth/index.js";
+import type { ApiKeyVerifier, JwtSigner, LastUsedRecorder, SignedInPeople } from "./features/auth/index.js";
 import type { Notifications } from "./features/notifications/index.js";
 import type { DeliveryWorker } from "./features/outgoing-webhooks/index.js";
 import type { Tracking } from "./features/tracking/index.js";
@@ -21,6 +21,8 @@ export interface AppContext {
   /** This process's id in heartbeats and job runs. */
   nodeId: string;
   apiKeys: ApiKeyVerifier;
+  /** Verified bearer tokens and signed-in people of this node, forgotten on every node when they change. */
+  people: SignedInPeople;
   /** Coalesces each key's last use into one write a minute. */
   lastUsed: LastUsedRecorder;
   /** Buffers API usage rows and writes them in batches. */

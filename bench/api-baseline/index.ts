@@ -5,18 +5,19 @@ import { loadConfig } from "../../src/config.js";
 import { createApiToken } from "../../src/features/api-tokens/index.js";
 import { createTenant, createUser } from "../../src/features/tenants/index.js";
 import type { Db } from "../../src/platform/db/index.js";
+import { openPostgres } from "../../src/platform/db/postgres.js";
 import {
   baseUrl,
   type Database,
   describe,
   forEachDatabase,
-  measure,
   reporter,
   round,
   type Settings,
   settings,
-  type Target,
 } from "../shared.js";
+import { Backends, withApplicationName } from "./cost.js";
+import { measureCost } from "./load.js";
 
 /**
  * API baseline: how much of a bare Fastify route's throughput survives our stack (conventions,
@@ -26,22 +27,43 @@ import {
  * after a short warm-up, per database (PGlite in memory; PostgreSQL when reachable):
  *   bare           GET /bare on a one-route Fastify app: the baseline, measured right before each
  *                  of the figures below, which are reported as a ratio of it
- *   me-bearer      GET /api/v1/me with a JWT (verifies the JWT, one DB query per request)
+ *   me-bearer      GET /api/v1/me with a JWT (what every dashboard call pays: the JWT and the
+ *                  person, both cached once seen)
  *   apikey-scopes  GET /api/v1/api-tokens/scopes with an API key (no DB once the key cache is warm)
- * The load generator runs in BENCH_WORKERS worker threads (default 1; 0 = on the main thread,
- * sharing the server's event loop).
+ *   apikey-list    GET /api/v1/api-tokens?limit=50 with an API key: a 50-row list (count and page
+ *                  queries, the envelope's serialisation), against `bare-list`, a bare Fastify
+ *                  route answering the very same JSON (about 14 KB)
+ * Each figure also gives the CPU it cost per 1,000 requests: serviceCpuMsPer1k (this process:
+ * the service, and PGlite when it is the database) and databaseCpuMsPer1k (the service's
+ * PostgreSQL backends, from /proc). The load generator runs in a child process, with
+ * BENCH_WORKERS worker threads (default 1; 0 = on its main thread). BENCH_API_FIGURES (a comma
+ * list of the names above) runs only those.
  */
 
 const BENCH = "api-baseline";
-const GOAL_RATIO = 0.5;
+const GOALS: Record<string, number> = {
+  "me-bearer": 0.5,
+  "apikey-scopes": 0.5,
+  "apikey-scopes-unmetered": 0.5,
+  "apikey-list": 0.3,
+};
 const SYSTEM = { type: "system", name: "bench" } as const;
+const LIST_ROWS = 50;
 const report = reporter(BENCH);
 
-async function startBare(): Promise<FastifyInstance> {
+/** The bare baselines; `/bare-list` answers whatever list body the run set last. */
+async function startBare(): Promise<{ bare: FastifyInstance; setList(body: unknown): void }> {
   const bare = Fastify({ logger: false });
+  let list: unknown = null;
   bare.get("/bare", async () => ({ code: "ok", message: "OK", data: { bare: true } }));
+  bare.get("/bare-list", async () => list);
   await bare.listen({ host: "127.0.0.1", port: 0 });
-  return bare;
+  return {
+    bare,
+    setList(body) {
+      list = body;
+    },
+  };
 }
 
 interface Credentials {
@@ -86,13 +108,45 @@ async function seed(db: Db, url: string): Promise<Credentials> {
     { type: "user", id: user.id, name: user.name },
     now,
   );
+  // The list figure's rows: a page of keys as a tenant would hold them (with scopes, some used).
+  for (let i = 1; i < LIST_ROWS; i++) {
+    await createApiToken(
+      db,
+      tenant.id,
+      { name: `Bench list key ${String(i).padStart(2, "0")}`, scopes: i % 2 === 0 ? ["reports.read"] : [] },
+      { type: "user", id: user.id, name: user.name },
+      now,
+    );
+  }
   return { bearer: `Bearer ${token}`, apiKey: `ApiKey ${key.token}` };
 }
 
-async function benchDatabase(kind: Db["kind"], database: Database, bareUrl: string, s: Settings): Promise<void> {
+interface Figure {
+  figure: string;
+  url: string;
+  authorization: string;
+  /** The bare route it is a ratio of. */
+  bare: string;
+}
+
+async function benchDatabase(
+  kind: Db["kind"],
+  database: Database,
+  bare: { url: string; setList(body: unknown): void },
+  s: Settings,
+): Promise<void> {
+  // On PostgreSQL the service gets a pool of its own on the bench schema, its connections named
+  // so that the CPU of their backends can be told apart from anything else the server runs.
+  const applicationName = `bench_api_${randomBytes(4).toString("hex")}`;
+  const db =
+    kind === "postgres" && database.schema !== undefined
+      ? openPostgres({ connectionString: withApplicationName(s.postgresUrl, applicationName), schema: database.schema })
+      : database.db;
+  const meter = kind === "postgres" ? await Backends.open(s.postgresUrl) : undefined;
+  const backends = meter === undefined ? undefined : { meter, applicationName };
   const options = {
     config: loadConfig({ LOG_LEVEL: "silent", SEED_DEMO: "false" }),
-    db: database.db,
+    db,
     jwtSecret: randomBytes(32).toString("hex"),
     logger: false,
     rateLimit: { max: 10_000_000 },
@@ -104,41 +158,64 @@ async function benchDatabase(kind: Db["kind"], database: Database, bareUrl: stri
     await app.listen({ host: "127.0.0.1", port: 0 });
     await unmetered.listen({ host: "127.0.0.1", port: 0 });
     const url = baseUrl(app);
-    const credentials = await seed(database.db, url);
+    const credentials = await seed(db, url);
+    const listUrl = `${url}/api/v1/api-tokens?limit=${LIST_ROWS}`;
+    const listed = await fetch(listUrl, { headers: { authorization: credentials.apiKey } });
+    const listBody = await listed.text();
+    if (!listed.ok) throw new Error(`list answered ${listed.status}: ${listBody}`);
+    bare.setList(JSON.parse(listBody));
+    report.progress(`${kind}: the list answers ${listBody.length} bytes`);
 
-    const figures: { figure: string; target: Target }[] = [
-      { figure: "me-bearer", target: { url: `${url}/api/v1/me`, headers: { authorization: credentials.bearer } } },
+    const figures: Figure[] = [
+      { figure: "me-bearer", url: `${url}/api/v1/me`, authorization: credentials.bearer, bare: "/bare" },
       {
         figure: "apikey-scopes",
-        target: { url: `${url}/api/v1/api-tokens/scopes`, headers: { authorization: credentials.apiKey } },
+        url: `${url}/api/v1/api-tokens/scopes`,
+        authorization: credentials.apiKey,
+        bare: "/bare",
       },
       {
         figure: "apikey-scopes-unmetered",
-        target: {
-          url: `${baseUrl(unmetered)}/api/v1/api-tokens/scopes`,
-          headers: { authorization: credentials.apiKey },
-        },
+        url: `${baseUrl(unmetered)}/api/v1/api-tokens/scopes`,
+        authorization: credentials.apiKey,
+        bare: "/bare",
       },
+      { figure: "apikey-list", url: listUrl, authorization: credentials.apiKey, bare: "/bare-list" },
     ];
-    for (const { figure, target } of figures) {
+    const only = process.env.BENCH_API_FIGURES?.split(",").map((name) => name.trim());
+    for (const figure of figures.filter((f) => only === undefined || only.includes(f.figure))) {
       // The baseline right before each figure: on a shared machine the load drifts within minutes.
-      const { measurement: baseline } = await measure(`${kind} bare (for ${figure})`, { url: bareUrl }, s, report);
+      const bareFigure = figure.bare === "/bare" ? "bare" : "bare-list";
+      const baseline = await measureCost(
+        `${kind} ${bareFigure} (for ${figure.figure})`,
+        { url: `${bare.url}${figure.bare}` },
+        s,
+        report,
+      );
       report.emit({
-        figure: "bare",
+        figure: bareFigure,
         db: kind,
-        pairedWith: figure,
+        pairedWith: figure.figure,
         ...baseline,
+        databaseCpuMsPer1k: undefined,
         connections: s.connections,
         durationS: s.durationS,
       });
-      const { measurement: m } = await measure(`${kind} ${figure}`, target, s, report);
+      const m = await measureCost(
+        `${kind} ${figure.figure}`,
+        { url: figure.url, headers: { authorization: figure.authorization } },
+        s,
+        report,
+        backends,
+      );
       report.emit({
-        figure,
+        figure: figure.figure,
         db: kind,
         ...m,
         baselineReqPerSec: baseline.reqPerSec,
         ratio: round(m.reqPerSec / baseline.reqPerSec, 3),
-        goal: `>= ${GOAL_RATIO} of bare route`,
+        baselineCpuMsPer1k: baseline.serviceCpuMsPer1k,
+        goal: `>= ${GOALS[figure.figure]} of bare route`,
         connections: s.connections,
         durationS: s.durationS,
       });
@@ -146,6 +223,8 @@ async function benchDatabase(kind: Db["kind"], database: Database, bareUrl: stri
   } finally {
     await app.close();
     await unmetered.close();
+    await meter?.close();
+    if (db !== database.db) await db.close();
   }
 }
 
@@ -154,10 +233,12 @@ export async function run(): Promise<void> {
   report.progress(describe(s));
   const bare = await startBare();
   try {
-    const bareUrl = `${baseUrl(bare)}/bare`;
-    await forEachDatabase(s, report, (kind, database) => benchDatabase(kind, database, bareUrl, s));
+    const bareUrl = baseUrl(bare.bare);
+    await forEachDatabase(s, report, (kind, database) =>
+      benchDatabase(kind, database, { url: bareUrl, setList: bare.setList }, s),
+    );
   } finally {
-    await bare.close();
+    await bare.bare.close();
   }
   report.progress("done");
 }

@@ -70,7 +70,7 @@ export function adminKeyGuard(adminKey: string): (request: FastifyRequest, reply
 }
 
 /** What these routes use of the app's shared parts (assembled in app.ts). */
-export type AdminRouteDeps = Pick<AppContext, "db" | "clock" | "apiKeys" | "jobs" | "nodeId">;
+export type AdminRouteDeps = Pick<AppContext, "db" | "clock" | "apiKeys" | "people" | "jobs" | "nodeId">;
 
 /** The operator's surface under /api/admin; registered only when ADMIN_API_KEY is set. */
 export function adminRoutes(ctx: AdminRouteDeps, adminKey: string): FastifyPluginAsyncTypebox {
@@ -162,13 +162,14 @@ export function adminRoutes(ctx: AdminRouteDeps, adminKey: string): FastifyPlugi
         },
       },
       async (request) => {
-        // Cached keys carry the tenant's entitlements: every node drops them so the change applies at once.
+        // Cached keys and people carry the tenant's entitlements: every node drops them so the change applies at once.
         const tenant = await ctx.db.transaction(async (tx) => {
           const updated = await updateTenant(tx, request.params.id, request.body, ADMIN, ctx.clock.now());
           await broadcastRevoked(tx, { tenantId: updated.id });
           return updated;
         });
         ctx.apiKeys.forgetTenant(tenant.id);
+        ctx.people.forgetTenant(tenant.id);
         return ok(tenant);
       },
     );
@@ -206,9 +207,14 @@ export function adminRoutes(ctx: AdminRouteDeps, adminKey: string): FastifyPlugi
         },
       },
       async (request) => {
-        const user = await ctx.db.transaction((tx) =>
-          updateUser(tx, request.params.id, request.body, ADMIN, ctx.clock.now()),
-        );
+        // A signed-in person is cached on every node: all of them forget this one, so being
+        // disabled or a change of permissions applies from the next request.
+        const user = await ctx.db.transaction(async (tx) => {
+          const updated = await updateUser(tx, request.params.id, request.body, ADMIN, ctx.clock.now());
+          await broadcastRevoked(tx, { userId: updated.id });
+          return updated;
+        });
+        ctx.people.forget(user.id);
         return ok(user);
       },
     );

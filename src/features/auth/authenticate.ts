@@ -2,10 +2,10 @@ import type { Clock } from "../../platform/clock.js";
 import type { Queryable } from "../../platform/db/index.js";
 import { ApiError } from "../../platform/http/errors.js";
 import type { ApiKeyVerifier } from "./api-key-verifier.js";
-import type { JwtSigner } from "./jwt.js";
 import type { LastUsedRecorder } from "./last-used.js";
 import { effectivePermissions } from "./permissions.js";
 import type { Principal, TenantEntitlements, UserPrincipal } from "./principal.js";
+import type { SignedInPeople } from "./signed-in-people.js";
 
 // Names under which clients commonly try to pass a credential in the URL; refused outright.
 const QUERY_CREDENTIALS = ["apikey", "api_key", "access_token", "token", "key", "authorization"];
@@ -20,10 +20,10 @@ interface UserRow {
 }
 
 export interface Authenticator {
-  db: Queryable;
   clock: Clock;
   apiKeys: ApiKeyVerifier;
-  jwt: JwtSigner;
+  /** Verified bearer tokens and their people. */
+  people: SignedInPeople;
   lastUsed: LastUsedRecorder;
 }
 
@@ -83,14 +83,16 @@ function parseAuthorization(header: string): { scheme: string; credential: strin
 }
 
 /**
- * The caller of an `ApiKey` header whose key is in the verifier's cache and valid right now,
- * without a promise; undefined for anything else, which `authenticate` then decides (and
- * refuses with the same reasons as ever).
+ * The caller of an `ApiKey` header whose key is in the verifier's cache, or of a `Bearer` header
+ * whose token and person are both cached, valid right now, without a promise; undefined for
+ * anything else, which `authenticate` then decides (and refuses with the same reasons as ever).
  */
-export function cachedApiKeyCaller(auth: Authenticator, header: string | undefined): Principal | undefined {
+export function cachedCaller(auth: Authenticator, header: string | undefined): Principal | undefined {
   if (header === undefined) return undefined;
   const { scheme, credential } = parseAuthorization(header);
-  return scheme === "apikey" && credential !== "" ? auth.apiKeys.cached(credential) : undefined;
+  if (credential === "") return undefined;
+  if (scheme === "apikey") return auth.apiKeys.cached(credential);
+  return scheme === "bearer" ? auth.people.cached(credential) : undefined;
 }
 
 /** Resolves the `Authorization` header to a caller, or throws 401 with the reason. */
@@ -115,7 +117,7 @@ export async function authenticate(auth: Authenticator, header: string | undefin
     return principal;
   }
   if (scheme === "bearer") {
-    const claims = await auth.jwt.verify(credential, auth.clock.now());
+    const claims = await auth.people.verify(credential);
     if (!claims) {
       // Not even a JWT's three parts: most often an API key sent with the wrong scheme.
       throw ApiError.unauthorized(
@@ -124,7 +126,7 @@ export async function authenticate(auth: Authenticator, header: string | undefin
           : "Bearer token is not a token from POST /api/v1/auth; an API key is sent as `Authorization: ApiKey <key>`",
       );
     }
-    const principal = await loadUserPrincipal(auth.db, claims.userId);
+    const principal = await auth.people.person(claims.userId);
     if (!principal || principal.tenantId !== claims.tenantId) {
       throw ApiError.unauthorized("Bearer token's user no longer exists or is disabled");
     }

@@ -1,7 +1,7 @@
 import type { FastifyContextConfig, FastifyInstance, FastifyRequest } from "fastify";
 import fp from "fastify-plugin";
 import { ApiError } from "../../platform/http/errors.js";
-import { type Authenticator, authenticate, cachedApiKeyCaller, refuseQueryCredentials } from "./authenticate.js";
+import { type Authenticator, authenticate, cachedCaller, refuseQueryCredentials } from "./authenticate.js";
 import type { Permission } from "./permissions.js";
 import type { Principal } from "./principal.js";
 
@@ -43,7 +43,7 @@ function admit(auth: Authenticator, request: FastifyRequest, config: FastifyCont
  * credential is a 401 before the body is read or validated, and a missing permission a 403
  * before any lookup.
  *
- * Callback style, so that the common case, an API key already in the verifier's cache, is
+ * Callback style, so that the common case, a key or a signed-in person already cached, is
  * decided synchronously; anything else goes through `authenticate` and its promise. A throw
  * in a callback hook reaches the error handler just as a rejection does.
  */
@@ -58,7 +58,7 @@ export const authHook = fp<{ auth: Authenticator }>(
         return;
       }
       const header = request.headers.authorization;
-      const cached = cachedApiKeyCaller(auth, header);
+      const cached = cachedCaller(auth, header);
       if (cached !== undefined) {
         admit(auth, request, config, cached);
         done();

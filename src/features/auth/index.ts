@@ -6,3 +6,4 @@ export { LastUsedRecorder } from "./last-used.js";
 export { isPermission, PERMISSIONS, type Permission } from "./permissions.js";
 export type { Principal, TenantEntitlements } from "./principal.js";
 export { broadcastRevoked, listenForRevocations } from "./revocations.js";
+export { SignedInPeople } from "./signed-in-people.js";

@@ -8,6 +8,11 @@ export interface SessionClaims {
   tenantId: string;
 }
 
+/** A verified token's claims, with the second its token stops being valid (its `exp`). */
+export interface VerifiedSession extends SessionClaims {
+  expiresAtS: number;
+}
+
 /** Signs and checks the dashboard's bearer tokens (HS256). */
 export class JwtSigner {
   // Imported once: jose would otherwise import the raw secret on every verification.
@@ -37,15 +42,17 @@ export class JwtSigner {
   }
 
   /** The claims of a valid token, or null for a bad signature, wrong issuer or expired token. */
-  async verify(token: string, now: Date): Promise<SessionClaims | null> {
+  async verify(token: string, now: Date): Promise<VerifiedSession | null> {
     try {
       const { payload } = await jwtVerify(token, await this.#key, {
         issuer: ISSUER,
         algorithms: ["HS256"],
         currentDate: now,
       });
-      if (typeof payload.sub !== "string" || typeof payload.tid !== "string") return null;
-      return { userId: payload.sub, tenantId: payload.tid };
+      if (typeof payload.sub !== "string" || typeof payload.tid !== "string" || typeof payload.exp !== "number") {
+        return null;
+      }
+      return { userId: payload.sub, tenantId: payload.tid, expiresAtS: payload.exp };
     } catch {
       return null;
     }

@@ -1,26 +1,38 @@
 import type { Db, Queryable } from "../../platform/db/index.js";
 import type { ApiKeyVerifier } from "./api-key-verifier.js";
+import type { SignedInPeople } from "./signed-in-people.js";
 
 /** Channel on which every node hears that cached credentials went stale. */
 const CHANNEL = "auth_cache";
 
-type Message = { tokenId: string } | { tenantId: string };
+/** A key deleted, a person disabled or changed, or a tenant's entitlements changed. */
+type Message = { tokenId: string } | { userId: string } | { tenantId: string };
 
 /** Sent inside the transaction that revokes: delivered to every node when it commits. */
 export async function broadcastRevoked(db: Queryable, message: Message): Promise<void> {
   await db.query("select pg_notify($1, $2)", [CHANNEL, JSON.stringify(message)]);
 }
 
-/** Drops a key (or a tenant's keys) from this node's cache as soon as any node revokes it. */
-export function listenForRevocations(db: Db, verifier: ApiKeyVerifier): Promise<() => Promise<void>> {
+/** What a node caches of its callers: its API keys and its signed-in people. */
+export interface CredentialCaches {
+  apiKeys: ApiKeyVerifier;
+  people: SignedInPeople;
+}
+
+/** Drops a key, a person or a tenant's keys and people from this node's caches as soon as any node says so. */
+export function listenForRevocations(db: Db, caches: CredentialCaches): Promise<() => Promise<void>> {
   return db.listen(CHANNEL, (payload) => {
-    let message: Partial<Record<"tokenId" | "tenantId", unknown>>;
+    let message: Partial<Record<"tokenId" | "userId" | "tenantId", unknown>>;
     try {
       message = JSON.parse(payload) as typeof message;
     } catch {
       return;
     }
-    if (typeof message.tokenId === "string") verifier.forget(message.tokenId);
-    if (typeof message.tenantId === "string") verifier.forgetTenant(message.tenantId);
+    if (typeof message.tokenId === "string") caches.apiKeys.forget(message.tokenId);
+    if (typeof message.userId === "string") caches.people.forget(message.userId);
+    if (typeof message.tenantId === "string") {
+      caches.apiKeys.forgetTenant(message.tenantId);
+      caches.people.forgetTenant(message.tenantId);
+    }
   });
 }

@@ -49,7 +49,7 @@ const JsonRpc = Type.Unsafe<unknown>({ description: "A JSON-RPC message or batch
 /** What this route uses of the app's shared parts (assembled in app.ts): the authenticator's among them. */
 export type McpRouteDeps = Pick<
   AppContext,
-  "db" | "clock" | "config" | "build" | "usage" | "lastUsed" | "apiKeys" | "jwt"
+  "db" | "clock" | "config" | "build" | "usage" | "lastUsed" | "apiKeys" | "people"
 >;
 
 /** POST /mcp: the MCP streamable HTTP endpoint (stateless: one server per request). */

@@ -1,7 +1,7 @@
 import type { Db, Queryable } from "../../platform/db/index.js";
 import { newId } from "../../platform/ids.js";
 import { COMMISSION_TYPES, type ConversionRecord, type ConversionType } from "../tracking/index.js";
-import { type Snapshot, snapshotOf } from "./snapshot.js";
+import { type Snapshot, snapshotsOf } from "./snapshot.js";
 
 /** Channel on which workers hear that new delivery events are due. */
 const CHANNEL = "webhook_events";
@@ -82,32 +82,43 @@ export async function insertEvents(tx: Queryable, events: NewEvent[], now: Date)
 }
 
 /**
- * Writes one delivery event per matching webhook, in the transaction that records the
- * conversion (both affiliate-level and source-level when both match). Disabled webhooks create
- * nothing; Suspended ones create Paused events.
+ * Writes one delivery event per conversion and matching webhook, in the transaction that
+ * records the conversions (both affiliate-level and source-level when both match). Disabled
+ * webhooks create nothing; Suspended ones create Paused events. Set-based: the webhooks, the
+ * snapshots and the events take one statement each for the whole batch. Returns the number of
+ * events written.
  */
 export async function fanOut(
   tx: Queryable,
   tenantId: string,
-  conversion: ConversionRecord,
+  conversions: readonly ConversionRecord[],
   now: Date,
 ): Promise<number> {
-  if (COMMISSION_TYPES.has(conversion.type)) return 0;
-  const firing = (await candidates(tx, [tenantId])).filter((w) =>
-    fires(w, conversion.type, conversion.trafficSourceId, conversion.attributionSource),
+  const firable = conversions.filter((conversion) => !COMMISSION_TYPES.has(conversion.type));
+  if (firable.length === 0) return 0;
+  const webhooks = await candidates(tx, [tenantId]);
+  if (webhooks.length === 0) return 0;
+  const firing = firable.flatMap((conversion) =>
+    webhooks
+      .filter((w) => fires(w, conversion.type, conversion.trafficSourceId, conversion.attributionSource))
+      .map((webhook) => ({ conversion, webhook })),
   );
   if (firing.length === 0) return 0;
-  const snapshot = await snapshotOf(tx, tenantId, conversion);
+  const snapshots = await snapshotsOf(tx, tenantId, [...new Set(firing.map((f) => f.conversion))]);
   await insertEvents(
     tx,
-    firing.map((webhook) => ({
-      tenantId,
-      webhook,
-      conversionId: conversion.id,
-      clickId: conversion.clickId,
-      type: conversion.type,
-      snapshot,
-    })),
+    firing.map(({ conversion, webhook }) => {
+      const snapshot = snapshots.get(conversion.id);
+      if (snapshot === undefined) throw new Error(`no snapshot for conversion ${conversion.id}`);
+      return {
+        tenantId,
+        webhook,
+        conversionId: conversion.id,
+        clickId: conversion.clickId,
+        type: conversion.type,
+        snapshot,
+      };
+    }),
     now,
   );
   return firing.length;

@@ -13,10 +13,10 @@ export { WEBHOOK_RETENTION } from "./retention.js";
 export type { DeliveryWorker } from "./worker.js";
 
 /** The conversion hook that writes delivery events in the conversion's transaction. */
-export const webhookFanOut: ConversionHook = (tx, tenantId, conversion, now) =>
-  fanOut(tx, tenantId, conversion, now).then(() => undefined);
+export const webhookFanOut: ConversionHook = (tx, tenantId, conversions, now) =>
+  fanOut(tx, tenantId, conversions, now).then(() => undefined);
 
-/** The click hook that writes Click postbacks in the click batch's transaction. */
+/** The click hook that writes Click webhooks in the click batch's transaction. */
 export const webhookClickFanOut: ClickHook = clickFanOut;
 
 export function deliveryWorker(deps: { db: Db; clock: Clock; log: FastifyBaseLogger; config: Config }): DeliveryWorker {

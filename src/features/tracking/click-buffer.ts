@@ -4,7 +4,7 @@ import type { Clock } from "../../platform/clock.js";
 import type { Db, Queryable } from "../../platform/db/index.js";
 import { ClickSpill } from "./click-spill.js";
 import type { Click } from "./click-writer.js";
-import { writeClicks } from "./click-writer.js";
+import { agentDigestCache, writeClicks } from "./click-writer.js";
 
 /** SQLSTATE classes 22 (data exception) and 23 (constraint violation): the row, not the database. */
 function isDataError(error: unknown): boolean {
@@ -319,6 +319,12 @@ export class ClickBuffer {
       () => this.bytes,
     );
     gauge("click_buffer_clicks", "Unwritten clicks in memory", () => this.size);
+    gauge(
+      "click_agent_digest_cache_bytes",
+      "Estimated bytes of the user-agent digests kept for unique clicks (bounded at 1 MiB)",
+      () => agentDigestCache().bytes,
+    );
+    gauge("click_agent_digest_cache_entries", "User agents whose digest is kept", () => agentDigestCache().entries);
     gauge("click_spill_bytes", "Bytes of spilled clicks on disk waiting for the database", () => this.spilledBytes);
     counter("clicks_spilled_total", "Clicks beyond the memory bound written to the spill file", () => this.spilled);
     counter("clicks_replayed_total", "Spilled clicks written to the database", () => this.replayed);

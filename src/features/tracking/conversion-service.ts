@@ -26,11 +26,14 @@ export interface ConversionRecord {
   recordedAt: string;
 }
 
-/** Called for every new (not duplicate) conversion inside the transaction that records it. */
+/**
+ * Called once per recorded batch with its new (not duplicate) conversions, in recording order,
+ * inside the transaction that records them; not called when there are none.
+ */
 export type ConversionHook = (
   tx: Queryable,
   tenantId: string,
-  conversion: ConversionRecord,
+  conversions: readonly ConversionRecord[],
   now: Date,
 ) => Promise<void>;
 
@@ -117,10 +120,74 @@ export interface RecordedConversion {
   duplicate: boolean;
 }
 
+/** Writes the conversions in one statement; those whose externalId is taken are skipped. */
+function insertConversions(
+  tx: Queryable,
+  tenantId: string,
+  rows: { id: string; item: ValidConversion; click: ClickRow | null; currency: string | null }[],
+  now: Date,
+): Promise<ConversionRow[]> {
+  const col = <T>(pick: (row: (typeof rows)[number]) => T) => rows.map(pick);
+  return tx.query<ConversionRow>(
+    `insert into conversions (id, tenant_id, type, event_name, value, currency, click_id, external_id, attributed,
+       attribution_source, account_id, brand_id, program_id, link_id, traffic_source_id, tracker_id, country,
+       occurred_at, recorded_at)
+     select c.id, $1, c.type, c.event_name, c.value, c.currency, c.click_id, c.external_id, c.attributed,
+            c.attribution_source, c.account_id, c.brand_id, c.program_id, c.link_id, c.traffic_source_id,
+            c.tracker_id, c.country, c.occurred_at, $2
+       from unnest($3::text[], $4::text[], $5::text[], $6::numeric[], $7::text[], $8::text[], $9::text[],
+                   $10::boolean[], $11::text[], $12::bigint[], $13::bigint[], $14::bigint[], $15::bigint[],
+                   $16::bigint[], $17::bigint[], $18::text[], $19::timestamptz[])
+            with ordinality as c (id, type, event_name, value, currency, click_id, external_id, attributed,
+                                  attribution_source, account_id, brand_id, program_id, link_id, traffic_source_id,
+                                  tracker_id, country, occurred_at, n)
+      order by c.n
+     on conflict (tenant_id, external_id) where external_id is not null do nothing
+     returning *`,
+    [
+      tenantId,
+      now,
+      col((r) => r.id),
+      col((r) => r.item.type),
+      col((r) => r.item.eventName),
+      col((r) => r.item.value),
+      col((r) => r.currency),
+      col((r) => r.item.clickId),
+      col((r) => r.item.externalId),
+      col((r) => r.click !== null),
+      col((r) => attributionSourceOf(r.click)),
+      col((r) => r.click?.account_id ?? null),
+      col((r) => r.click?.brand_id ?? null),
+      col((r) => r.click?.program_id ?? null),
+      col((r) => r.click?.link_id ?? null),
+      col((r) => r.click?.traffic_source_id ?? null),
+      col((r) => r.click?.tracker_id ?? null),
+      col((r) => r.click?.country ?? null),
+      col((r) => r.item.occurredAt.toISOString()),
+    ],
+  );
+}
+
+/** The first records of these externalIds, by externalId. */
+async function firstRecords(
+  tx: Queryable,
+  tenantId: string,
+  externalIds: string[],
+): Promise<Map<string, ConversionRow>> {
+  if (externalIds.length === 0) return new Map();
+  const rows = await tx.query<ConversionRow>(
+    "select * from conversions where tenant_id = $1 and external_id = any($2::text[])",
+    [tenantId, externalIds],
+  );
+  return new Map(rows.map((row) => [row.external_id ?? "", row]));
+}
+
 /**
  * Records conversions in the caller's transaction: each is attributed to its click when the
- * tenant has it, idempotent on externalId, added to the daily rollups, and handed to the hooks
- * (outbox rows of outgoing webhooks) in this same transaction.
+ * tenant has it, idempotent on externalId (an item repeating an earlier one of the same batch
+ * is a duplicate of it), added to the daily rollups, and handed to the hooks (outbox rows of
+ * outgoing webhooks) in this same transaction. Set-based: one statement per step for the whole
+ * batch (clicks, insert, first records of duplicates, rollups, each hook), whatever its size.
  */
 export async function recordConversions(
   tx: Queryable,
@@ -135,49 +202,37 @@ export async function recordConversions(
   // network whose template has no currency macro still gets its conversion recorded.
   const needsCurrency = items.some((item) => item.value !== null && item.currency === null);
   const defaultCurrency = needsCurrency ? await tenantDefaultCurrency(tx, tenantId) : null;
+  // Only the first item of an externalId is offered for insertion; the rest repeat it.
+  const offered = new Set<string>();
+  const rows = items.flatMap((item, index) => {
+    if (item.externalId !== null) {
+      if (offered.has(item.externalId)) return [];
+      offered.add(item.externalId);
+    }
+    const click = item.clickId === null ? null : (clicks.get(item.clickId) ?? null);
+    const currency = item.value !== null && item.currency === null ? defaultCurrency : item.currency;
+    return [{ id: newId("cnv"), index, item, click, currency }];
+  });
+  const inserted = new Map((await insertConversions(tx, tenantId, rows, now)).map((row) => [row.id, row]));
+  // By the item's place in the batch.
+  const fresh = new Map<number, ConversionRecord>();
+  for (const row of rows) {
+    const written = inserted.get(row.id);
+    if (written) fresh.set(row.index, toRecord(written));
+  }
+  const repeated = items.flatMap((item, index) => (fresh.has(index) ? [] : [item.externalId ?? ""]));
+  const firsts = await firstRecords(tx, tenantId, [...new Set(repeated)]);
+
   const rollups = new RollupBatch();
   const results: RecordedConversion[] = [];
-  for (const item of items) {
-    const click = item.clickId === null ? null : (clicks.get(item.clickId) ?? null);
-    const [row] = await tx.query<ConversionRow>(
-      `insert into conversions (id, tenant_id, type, event_name, value, currency, click_id, external_id, attributed,
-         attribution_source, account_id, brand_id, program_id, link_id, traffic_source_id, tracker_id, country,
-         occurred_at, recorded_at)
-       values ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15, $16, $17, $18, $19)
-       on conflict (tenant_id, external_id) where external_id is not null do nothing
-       returning *`,
-      [
-        newId("cnv"),
-        tenantId,
-        item.type,
-        item.eventName,
-        item.value,
-        item.value !== null && item.currency === null ? defaultCurrency : item.currency,
-        item.clickId,
-        item.externalId,
-        click !== null,
-        attributionSourceOf(click),
-        click?.account_id ?? null,
-        click?.brand_id ?? null,
-        click?.program_id ?? null,
-        click?.link_id ?? null,
-        click?.traffic_source_id ?? null,
-        click?.tracker_id ?? null,
-        click?.country ?? null,
-        item.occurredAt,
-        now,
-      ],
-    );
-    if (!row) {
-      const [first] = await tx.query<ConversionRow>(
-        "select * from conversions where tenant_id = $1 and external_id = $2",
-        [tenantId, item.externalId],
-      );
+  for (const [index, item] of items.entries()) {
+    const conversion = fresh.get(index);
+    if (conversion === undefined) {
+      const first = firsts.get(item.externalId ?? "");
       if (!first) throw new Error("conversion conflicted on externalId but the first record is missing");
       results.push({ conversion: toRecord(first), duplicate: true });
       continue;
     }
-    const conversion = toRecord(row);
     rollups.add(
       {
         tenantId,
@@ -188,15 +243,16 @@ export async function recordConversions(
         programId: conversion.programId ?? 0,
         trafficSourceId: conversion.trafficSourceId ?? 0,
         trackerId: conversion.trackerId ?? 0,
-        country: click?.country ?? "",
+        country: (item.clickId === null ? null : clicks.get(item.clickId)?.country) ?? "",
       },
       // A conversion without a value counts in the reports' sums as 0.
       { type: item.type, amount: item.value ?? "0" },
     );
-    for (const hook of hooks) await hook(tx, tenantId, conversion, now);
     results.push({ conversion, duplicate: false });
   }
   await rollups.write(tx);
+  const created = results.filter((r) => !r.duplicate).map((r) => r.conversion);
+  if (created.length > 0) for (const hook of hooks) await hook(tx, tenantId, created, now);
   return results;
 }
 

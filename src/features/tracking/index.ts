@@ -11,6 +11,5 @@ export {
   type ConversionType,
   isConversionType,
 } from "./conversion-types.js";
-export { pageViewsFor } from "./page-views.js";
 export { TRACKING_RETENTION } from "./retention.js";
 export { Tracking } from "./tracking.js";

@@ -25,6 +25,18 @@ export async function loadMigrations(): Promise<Migration[]> {
   return migrations;
 }
 
+async function allApplied(db: Db, migrations: Migration[]): Promise<boolean> {
+  // In the schema the migrations create their tables in (the first of the search path), not
+  // one further along it: a fresh schema in front of a migrated one is not migrated.
+  const [table] = await db.query<{ found: string | null }>(
+    "select to_regclass(format('%I.schema_migrations', current_schema()))::text as found",
+  );
+  if (table?.found === null || table?.found === undefined) return false;
+  const rows = await db.query<{ version: number }>(`select version from ${table.found}`);
+  const applied = new Set(rows.map((row) => Number(row.version)));
+  return migrations.every((migration) => applied.has(migration.version));
+}
+
 /**
  * Applies the migrations not yet applied, each in its own transaction that first takes the
  * cluster-wide advisory lock and re-checks its version row, so two nodes starting at once
@@ -32,6 +44,8 @@ export async function loadMigrations(): Promise<Migration[]> {
  */
 export async function migrate(db: Db): Promise<number[]> {
   const migrations = await loadMigrations();
+  // A restart finds every migration applied: one read, not a locked transaction per migration.
+  if (await allApplied(db, migrations)) return [];
   await db.transaction(async (tx) => {
     await tx.query("select pg_advisory_xact_lock($1)", [MIGRATION_LOCK_KEY]);
     await tx.exec(`create table if not exists schema_migrations (

@@ -13,7 +13,14 @@ export interface PageSql {
   orderBy: string;
 }
 
-/** One page of rows plus the size of the whole filtered set, as every list endpoint answers. */
+/**
+ * One page of rows plus the size of the whole filtered set, as every list endpoint answers.
+ *
+ * The page is read with one row more than asked: a page that ends the set (most lists fit on
+ * one page) then tells the total itself, offset plus its rows, and costs one statement. The
+ * total is counted only when rows remain after the page, or when the page is empty past the
+ * start (the offset may lie beyond the set).
+ */
 export async function selectPage<T extends object>(
   db: Queryable,
   sql: PageSql,
@@ -28,13 +35,18 @@ export async function selectPage<T extends object>(
     throw ApiError.validation("limit", "must be a whole number of at least 1");
   }
   const n = sql.params.length;
+  const rows = await db.query<T>(
+    `select ${sql.select} from ${sql.from} where ${sql.where} order by ${sql.orderBy} offset $${n + 1} limit $${n + 2}`,
+    [...sql.params, page.offset, page.limit + 1],
+  );
+  if (rows.length > page.limit) {
+    rows.length = page.limit;
+  } else if (rows.length > 0 || page.offset === 0) {
+    return { rows, total: page.offset + rows.length };
+  }
   const [count] = await db.query<{ n: number }>(
     `select count(*)::int as n from ${sql.from} where ${sql.where}`,
     sql.params,
-  );
-  const rows = await db.query<T>(
-    `select ${sql.select} from ${sql.from} where ${sql.where} order by ${sql.orderBy} offset $${n + 1} limit $${n + 2}`,
-    [...sql.params, page.offset, page.limit],
   );
   return { rows, total: count?.n ?? 0 };
 }

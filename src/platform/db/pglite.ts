@@ -12,6 +12,29 @@ interface PgliteOptions {
 
 type PgliteTx = Pick<PGlite, "query" | "exec">;
 
+/*
+ * PGlite's PostgreSQL runs inside this process's WebAssembly memory, which grows and never
+ * shrinks: every page it touches stays resident. Its defaults are a server's (128 MB of shared
+ * buffers, 64 MB for maintenance): measured, 130 MB of the embedded node's 550 MB at rest.
+ * Its data files live in the operating system's page cache anyway (NODEFS), so a small buffer
+ * pool costs a read call, not a disk read. Appended to PGlite's own start parameters (which
+ * set single-user mode and must stay first). docs/limits.md, "Embedded database memory".
+ */
+const PGLITE_SETTINGS = {
+  shared_buffers: "16MB",
+  maintenance_work_mem: "16MB",
+  work_mem: "4MB",
+  temp_buffers: "4MB",
+  wal_buffers: "1MB",
+} as const;
+
+function startParams(): string[] {
+  return [
+    ...PGlite.defaultStartParams,
+    ...Object.entries(PGLITE_SETTINGS).flatMap(([name, value]) => ["-c", `${name}=${value}`]),
+  ];
+}
+
 function queryable(target: PgliteTx): Queryable {
   return {
     async query<T extends object>(text: string, params: readonly unknown[] = []) {
@@ -34,6 +57,7 @@ export async function openPglite(options: PgliteOptions = {}): Promise<Db> {
       ...(options.dataDir === undefined ? {} : { dataDir: options.dataDir }),
       ...(options.loadDataDir === undefined ? {} : { loadDataDir: options.loadDataDir }),
       extensions: { pg_trgm },
+      startParams: startParams(),
     });
   } catch (error) {
     lock?.release();

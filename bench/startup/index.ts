@@ -1,0 +1,272 @@
+import { type ChildProcess, spawn } from "node:child_process";
+import { randomBytes } from "node:crypto";
+import { readFileSync } from "node:fs";
+import { mkdtemp, rm } from "node:fs/promises";
+import { createServer } from "node:net";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { fileURLToPath } from "node:url";
+import pg from "pg";
+import { reporter, round } from "../shared.js";
+import { peakRss, processTree } from "./process-tree.js";
+
+/**
+ * Startup: what `npm start` costs in time and memory, on the embedded database and on PostgreSQL.
+ *
+ * Per database (BENCH_DATABASES, default both; PostgreSQL in a database of its own made for the
+ * run and dropped after it, on BENCH_DATABASE_URL's server):
+ *   first-start  `npm start` on an empty DATA_DIR (migrations, demo data) to the first healthy
+ *                answer of GET /api/health
+ *   restart      stopped with SIGTERM and started again on the same DATA_DIR to healthy
+ *                (BENCH_STARTUP_RESTARTS times, default 3: each time printed, and the median)
+ *   idle-rss     after the last restart and BENCH_STARTUP_IDLE_S (default 10) of idleness: the
+ *                resident set of every process `npm start` left running (npm, a shell, tsx, the
+ *                server: whichever are really there), and their sum; the server's peak too
+ * SEED_DEMO is on for both databases, so the two figures hold the same data.
+ * BENCH_STARTUP_COMMAND=node runs `node --import tsx src/main.ts` instead of `npm start`
+ * (without npm and the prestart build checks), to tell their share.
+ */
+
+const BENCH = "startup";
+const ROOT = fileURLToPath(new URL("../../", import.meta.url));
+const DEFAULT_POSTGRES_URL = "postgres://postgres@127.0.0.1:5432/test";
+const HEALTH_TIMEOUT_MS = 120_000;
+const STOP_TIMEOUT_MS = 30_000;
+const report = reporter(BENCH);
+
+function setting(name: string, fallback: number): number {
+  const raw = process.env[name]?.trim();
+  const value = raw === undefined || raw === "" ? fallback : Number(raw);
+  if (!Number.isFinite(value) || value < 0) throw new Error(`${name} must be a non-negative number, got '${raw}'`);
+  return value;
+}
+
+function freePort(): Promise<number> {
+  return new Promise((resolve, reject) => {
+    const server = createServer();
+    server.once("error", reject);
+    server.listen(0, "127.0.0.1", () => {
+      const address = server.address();
+      const port = typeof address === "object" && address !== null ? address.port : 0;
+      server.close(() => resolve(port));
+    });
+  });
+}
+
+interface Started {
+  child: ChildProcess;
+  port: number;
+  healthyMs: number;
+  /** CPU time the processes still running had used by then (those that had exited not counted). */
+  cpuMs: number;
+  output: string[];
+}
+
+const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
+
+/** Starts the service and waits for a healthy /api/health; the time is from spawn to that answer. */
+async function start(env: NodeJS.ProcessEnv, command: "npm" | "node"): Promise<Started> {
+  const port = await freePort();
+  const started = performance.now();
+  const args = command === "npm" ? ["start", "--silent"] : ["--import", "tsx", "src/main.ts"];
+  // Its own process group, so whatever it leaves behind can be stopped by its group id.
+  const child = spawn(command, args, {
+    cwd: ROOT,
+    env: { ...env, PORT: String(port), HOST: "127.0.0.1" },
+    stdio: ["ignore", "pipe", "pipe"],
+    detached: true,
+  });
+  const output: string[] = [];
+  // The demo's one-time secrets are in the banner: an error shows the log without them.
+  const keep = (chunk: Buffer) => {
+    output.push(
+      chunk
+        .toString()
+        .split("\n")
+        .filter((line) => !/(login|key|postback url):/i.test(line))
+        .join("\n"),
+    );
+    if (output.length > 200) output.shift();
+  };
+  child.stdout?.on("data", keep);
+  child.stderr?.on("data", keep);
+  let exited: number | null = null;
+  child.once("exit", (code) => {
+    exited = code ?? -1;
+  });
+  while (performance.now() - started < HEALTH_TIMEOUT_MS) {
+    if (exited !== null) throw new Error(`the service exited (${exited}) before it was healthy:\n${output.join("")}`);
+    try {
+      const res = await fetch(`http://127.0.0.1:${port}/api/health`);
+      await res.arrayBuffer();
+      if (res.status === 200) {
+        const healthyMs = performance.now() - started;
+        return { child, port, healthyMs, cpuMs: treeCpuMs(child.pid as number), output };
+      }
+    } catch {
+      // Not listening yet.
+    }
+    await sleep(25);
+  }
+  stopGroup(child);
+  throw new Error(`not healthy within ${HEALTH_TIMEOUT_MS} ms:\n${output.join("")}`);
+}
+
+function stopGroup(child: ChildProcess): void {
+  if (child.pid === undefined) return;
+  try {
+    process.kill(-child.pid, "SIGKILL");
+  } catch {
+    // Already gone.
+  }
+}
+
+/** SIGTERM as an operator would send it (to the process npm start made), then its exit. */
+async function stop(started: Started): Promise<void> {
+  const { child } = started;
+  if (child.exitCode !== null) return;
+  const exited = new Promise<void>((resolve) => child.once("exit", () => resolve()));
+  child.kill("SIGTERM");
+  const timeout = sleep(STOP_TIMEOUT_MS).then(() => "timeout" as const);
+  if ((await Promise.race([exited, timeout])) === "timeout") {
+    stopGroup(child);
+    throw new Error(`the service did not stop within ${STOP_TIMEOUT_MS} ms:\n${started.output.join("")}`);
+  }
+  // Anything of its group still alive (it should be none) does not outlive the run.
+  stopGroup(child);
+}
+
+const TICKS_PER_S = 100;
+
+/** CPU time (user + system) one process has used so far, in ms; null when it is gone. */
+function cpuMs(pid: number): number | null {
+  try {
+    const stat = readFileSync(`/proc/${pid}/stat`, "utf8");
+    const fields = stat.slice(stat.lastIndexOf(")") + 2).split(" ");
+    return ((Number(fields[11]) + Number(fields[12])) * 1000) / TICKS_PER_S;
+  } catch {
+    return null;
+  }
+}
+
+/** CPU time of the whole tree, at the moment it was first healthy. */
+function treeCpuMs(root: number): number {
+  return processTree(root).reduce((sum, p) => sum + (cpuMs(p.pid) ?? 0), 0);
+}
+
+function median(values: number[]): number {
+  const sorted = [...values].sort((a, b) => a - b);
+  const mid = Math.floor(sorted.length / 2);
+  return sorted.length % 2 === 1
+    ? (sorted[mid] as number)
+    : ((sorted[mid - 1] as number) + (sorted[mid] as number)) / 2;
+}
+
+const MB = 1024 * 1024;
+
+async function measureDatabase(kind: "pglite" | "postgres", env: NodeJS.ProcessEnv): Promise<void> {
+  const command = process.env.BENCH_STARTUP_COMMAND === "node" ? "node" : "npm";
+  const restarts = Math.max(1, Math.round(setting("BENCH_STARTUP_RESTARTS", 3)));
+  const idleS = setting("BENCH_STARTUP_IDLE_S", 10);
+
+  report.progress(`${kind}: first start (${command})`);
+  let running = await start(env, command);
+  report.emit({
+    figure: "first-start",
+    db: kind,
+    command,
+    healthyMs: Math.round(running.healthyMs),
+    cpuMs: Math.round(running.cpuMs),
+  });
+  const times: number[] = [];
+  try {
+    for (let i = 0; i < restarts; i++) {
+      await stop(running);
+      report.progress(`${kind}: restart ${i + 1} of ${restarts}`);
+      running = await start(env, command);
+      times.push(running.healthyMs);
+      report.emit({
+        figure: "restart",
+        db: kind,
+        command,
+        run: i + 1,
+        healthyMs: Math.round(running.healthyMs),
+        cpuMs: Math.round(running.cpuMs),
+      });
+    }
+    report.emit({
+      figure: "restart-median",
+      db: kind,
+      command,
+      healthyMs: Math.round(median(times)),
+      goal: kind === "pglite" ? "<= 3000 ms" : undefined,
+    });
+
+    report.progress(`${kind}: idle ${idleS}s`);
+    await sleep(idleS * 1000);
+    const pid = running.child.pid as number;
+    const tree = processTree(pid);
+    const total = tree.reduce((sum, p) => sum + p.rssBytes, 0);
+    const server = tree.find((p) => p.command.includes("src/main.ts"));
+    report.emit({
+      figure: "idle-rss",
+      db: kind,
+      command,
+      totalMb: round(total / MB, 1),
+      processes: tree.map((p) => ({ pid: p.pid, command: p.command, rssMb: round(p.rssBytes / MB, 1) })),
+      serverPeakMb: server === undefined ? null : round((peakRss(server.pid) ?? 0) / MB, 1),
+      goal: kind === "pglite" ? "<= 350 MB" : "<= 150 MB",
+    });
+  } finally {
+    await stop(running).catch((error: unknown) => report.progress(String(error)));
+  }
+}
+
+/** A database of its own on the server of BENCH_DATABASE_URL, dropped after the run; null when unreachable. */
+async function withPostgresDatabase(fn: (url: string) => Promise<void>): Promise<boolean> {
+  const base = process.env.BENCH_DATABASE_URL?.trim() || DEFAULT_POSTGRES_URL;
+  const name = `bench_startup_${randomBytes(4).toString("hex")}`;
+  const admin = new pg.Client({ connectionString: base, connectionTimeoutMillis: 3000 });
+  try {
+    await admin.connect();
+  } catch (error) {
+    await admin.end().catch(() => undefined);
+    report.emit({ figure: "all", db: "postgres", skipped: true, reason: String(error) });
+    return false;
+  }
+  try {
+    await admin.query(`create database ${name}`);
+    const url = new URL(base);
+    url.pathname = `/${name}`;
+    await fn(url.toString());
+  } finally {
+    await admin.query(`drop database if exists ${name} with (force)`).catch(() => undefined);
+    await admin.end();
+  }
+  return true;
+}
+
+export async function run(): Promise<void> {
+  const databases = (process.env.BENCH_DATABASES ?? "pglite,postgres").split(",").map((d) => d.trim());
+  const base: NodeJS.ProcessEnv = { ...process.env, SEED_DEMO: "true", LOG_LEVEL: "info" };
+  delete base.DATABASE_URL;
+  if (databases.includes("pglite")) {
+    const dataDir = await mkdtemp(join(tmpdir(), "bench-startup-"));
+    try {
+      await measureDatabase("pglite", { ...base, DATA_DIR: dataDir });
+    } finally {
+      await rm(dataDir, { recursive: true, force: true });
+    }
+  }
+  if (databases.includes("postgres")) {
+    const dataDir = await mkdtemp(join(tmpdir(), "bench-startup-"));
+    try {
+      await withPostgresDatabase((url) =>
+        measureDatabase("postgres", { ...base, DATA_DIR: dataDir, DATABASE_URL: url }),
+      );
+    } finally {
+      await rm(dataDir, { recursive: true, force: true });
+    }
+  }
+  report.progress("done");
+}
