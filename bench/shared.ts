@@ -3,6 +3,8 @@ import type { AddressInfo } from "node:net";
 import autocannon from "autocannon";
 import type { FastifyInstance } from "fastify";
 import pg from "pg";
+import { createApiToken } from "../src/features/api-tokens/index.js";
+import { createTenant, createUser } from "../src/features/tenants/index.js";
 import { type Db, migrate } from "../src/platform/db/index.js";
 import { openPglite } from "../src/platform/db/pglite.js";
 import { openPostgres } from "../src/platform/db/postgres.js";
@@ -341,4 +343,49 @@ export async function forEachDatabase(
   } finally {
     await postgres.dispose();
   }
+}
+
+/** Who the benchmarks' own changes are made by, in the audit log. */
+export const BENCH_ACTOR = { type: "system", name: "bench" } as const;
+
+export interface BenchTenant {
+  tenantId: string;
+  /** The admin person, who also made the key. */
+  user: { id: string; name: string };
+  email: string;
+  password: string;
+  /** The Authorization header value of the tenant's API key. */
+  apiKey: string;
+}
+
+/** One tenant with an admin person and one API key, made straight in the database. */
+export async function seedBenchTenant(
+  db: Db,
+  tenant: { name: string; webhookAllowance?: number | null },
+  now = new Date(),
+): Promise<BenchTenant> {
+  const created = await createTenant(db, tenant, BENCH_ACTOR, now);
+  const email = `bench-${randomBytes(4).toString("hex")}@example.com`;
+  const password = "bench correct horse battery";
+  const user = await createUser(
+    db,
+    created.id,
+    { email, password, name: "Bench admin", permissions: ["account.admin"] },
+    BENCH_ACTOR,
+    now,
+  );
+  const key = await createApiToken(
+    db,
+    created.id,
+    { name: "Bench key" },
+    { type: "user", id: user.id, name: user.name },
+    now,
+  );
+  return {
+    tenantId: created.id,
+    user: { id: user.id, name: user.name },
+    email,
+    password,
+    apiKey: `ApiKey ${key.token}`,
+  };
 }

@@ -3,7 +3,6 @@ import Fastify, { type FastifyInstance } from "fastify";
 import { buildApp } from "../../src/app.js";
 import { loadConfig } from "../../src/config.js";
 import { createApiToken } from "../../src/features/api-tokens/index.js";
-import { createTenant, createUser } from "../../src/features/tenants/index.js";
 import type { Db } from "../../src/platform/db/index.js";
 import { openPostgres } from "../../src/platform/db/postgres.js";
 import {
@@ -14,6 +13,7 @@ import {
   reporter,
   round,
   type Settings,
+  seedBenchTenant,
   settings,
 } from "../shared.js";
 import { Backends, withApplicationName } from "./cost.js";
@@ -47,7 +47,6 @@ const GOALS: Record<string, number> = {
   "apikey-scopes-unmetered": 0.5,
   "apikey-list": 0.3,
 };
-const SYSTEM = { type: "system", name: "bench" } as const;
 const LIST_ROWS = 50;
 const report = reporter(BENCH);
 
@@ -74,16 +73,7 @@ interface Credentials {
 /** One tenant, an admin person signed in over HTTP, and one API key. */
 async function seed(db: Db, url: string): Promise<Credentials> {
   const now = new Date();
-  const tenant = await createTenant(db, { name: "Bench tenant" }, SYSTEM, now);
-  const email = `bench-${randomBytes(4).toString("hex")}@example.com`;
-  const password = "bench correct horse battery";
-  const user = await createUser(
-    db,
-    tenant.id,
-    { email, password, name: "Bench admin", permissions: ["account.admin"] },
-    SYSTEM,
-    now,
-  );
+  const { tenantId, user, email, password, apiKey } = await seedBenchTenant(db, { name: "Bench tenant" }, now);
   const login = await fetch(`${url}/api/v1/auth`, {
     method: "POST",
     headers: { "content-type": "application/json" },
@@ -101,24 +91,17 @@ async function seed(db: Db, url: string): Promise<Credentials> {
       ? body.data.token
       : undefined;
   if (!login.ok || token === undefined) throw new Error(`login failed (${login.status}): ${JSON.stringify(body)}`);
-  const key = await createApiToken(
-    db,
-    tenant.id,
-    { name: "Bench key" },
-    { type: "user", id: user.id, name: user.name },
-    now,
-  );
   // The list figure's rows: a page of keys as a tenant would hold them (with scopes, some used).
   for (let i = 1; i < LIST_ROWS; i++) {
     await createApiToken(
       db,
-      tenant.id,
+      tenantId,
       { name: `Bench list key ${String(i).padStart(2, "0")}`, scopes: i % 2 === 0 ? ["reports.read"] : [] },
       { type: "user", id: user.id, name: user.name },
       now,
     );
   }
-  return { bearer: `Bearer ${token}`, apiKey: `ApiKey ${key.token}` };
+  return { bearer: `Bearer ${token}`, apiKey };
 }
 
 interface Figure {

@@ -2,11 +2,11 @@ import { randomBytes } from "node:crypto";
 import Fastify, { type FastifyInstance } from "fastify";
 import { buildApp } from "../../src/app.js";
 import { loadConfig } from "../../src/config.js";
-import { createApiToken } from "../../src/features/api-tokens/index.js";
-import { createTenant, createUser } from "../../src/features/tenants/index.js";
+
 import { type Db, migrate } from "../../src/platform/db/index.js";
 import { openPglite } from "../../src/platform/db/pglite.js";
 import { openPostgres } from "../../src/platform/db/postgres.js";
+import { seedBenchTenant } from "../shared.js";
 import type { Catalog, FromParent, ToParent } from "./protocol.js";
 import { explainClickBatch, recordWithoutRoute } from "./stages.js";
 
@@ -21,7 +21,6 @@ import { explainClickBatch, recordWithoutRoute } from "./stages.js";
 
 const BRAND_URL = "https://brand.example/landing?cid={clickId}";
 const BARE_LOCATION = "https://brand.example/landing?cid=bare";
-const SYSTEM = { type: "system", name: "bench" } as const;
 
 function send(message: ToParent): void {
   process.send?.(message);
@@ -56,33 +55,13 @@ async function createVia(url: string, apiKey: string, path: string, payload: Rec
 /** One tenant with an API key, and through the API a brand link and a traffic source. */
 async function seed(db: Db, url: string): Promise<Catalog> {
   const now = new Date();
-  const tenant = await createTenant(db, { name: "Bench tenant" }, SYSTEM, now);
-  const user = await createUser(
-    db,
-    tenant.id,
-    {
-      email: `bench-${randomBytes(4).toString("hex")}@example.com`,
-      password: "bench correct horse battery",
-      name: "Bench admin",
-      permissions: ["account.admin"],
-    },
-    SYSTEM,
-    now,
-  );
-  const key = await createApiToken(
-    db,
-    tenant.id,
-    { name: "Bench key" },
-    { type: "user", id: user.id, name: user.name },
-    now,
-  );
-  const apiKey = `ApiKey ${key.token}`;
+  const { tenantId, apiKey } = await seedBenchTenant(db, { name: "Bench tenant" }, now);
   const brandId = await createVia(url, apiKey, "brands", { name: "Brand" });
   const programId = await createVia(url, apiKey, "programs", { name: "Program", brandIds: [brandId] });
   const accountId = await createVia(url, apiKey, "accounts", { name: "Account", programId, username: "aff1" });
   const linkId = await createVia(url, apiKey, "links", { name: "Link", accountId, brandId, url: BRAND_URL });
   const trafficSourceId = await createVia(url, apiKey, "traffic-sources", { name: "Source" });
-  return { tenantId: tenant.id, linkId, brandId, programId, accountId, trafficSourceId };
+  return { tenantId, linkId, brandId, programId, accountId, trafficSourceId };
 }
 
 async function storedClicks(db: Db, tenantId: string): Promise<{ stored: number; rolledUp: number }> {

@@ -1,13 +1,13 @@
 import { randomBytes } from "node:crypto";
 import { buildApp } from "../../src/app.js";
 import { loadConfig } from "../../src/config.js";
-import { createApiToken } from "../../src/features/api-tokens/index.js";
 import { createWebhook } from "../../src/features/outgoing-webhooks/settings-service.js";
-import { createTenant, createUser } from "../../src/features/tenants/index.js";
+
 import type { Db } from "../../src/platform/db/index.js";
 import { openPostgres } from "../../src/platform/db/postgres.js";
 import { Backends, costSince, markCost, perThousand, withApplicationName } from "../api-baseline/cost.js";
 import {
+  BENCH_ACTOR,
   baseUrl,
   type Database,
   describe,
@@ -16,6 +16,7 @@ import {
   reporter,
   round,
   type Settings,
+  seedBenchTenant,
   settings,
 } from "../shared.js";
 
@@ -38,7 +39,6 @@ import {
 
 const BENCH = "conversions";
 const report = reporter(BENCH);
-const SYSTEM = { type: "system", name: "bench" } as const;
 const GOAL_PER_SEC = 3000;
 const GOAL_SINGLE_P50_MS = 10;
 const CLICKS = 1000;
@@ -83,27 +83,7 @@ async function post(
 /** A tenant with an API key, a catalog, CLICKS real clicks written, and one webhook matching every conversion. */
 async function seed(db: Db, url: string, flushClicks: () => Promise<void>): Promise<Seeded> {
   const now = new Date();
-  const tenant = await createTenant(db, { name: "Bench conversions", webhookAllowance: null }, SYSTEM, now);
-  const user = await createUser(
-    db,
-    tenant.id,
-    {
-      email: `bench-${randomBytes(4).toString("hex")}@example.com`,
-      password: "bench correct horse battery",
-      name: "Bench admin",
-      permissions: ["account.admin"],
-    },
-    SYSTEM,
-    now,
-  );
-  const key = await createApiToken(
-    db,
-    tenant.id,
-    { name: "Bench key" },
-    { type: "user", id: user.id, name: user.name },
-    now,
-  );
-  const apiKey = `ApiKey ${key.token}`;
+  const { tenantId, apiKey } = await seedBenchTenant(db, { name: "Bench conversions", webhookAllowance: null }, now);
   const create = async (path: string, body: Record<string, unknown>): Promise<number> => {
     const answer = await post(url, apiKey, `/api/v1/${path}`, body);
     if (answer.status !== 201)
@@ -135,9 +115,9 @@ async function seed(db: Db, url: string, flushClicks: () => Promise<void>): Prom
   await createWebhook(
     db,
     { name: "Bench webhook", url: `http://127.0.0.1:9/hook?c=\${conversionId}&v=\${eventValue}`, method: "GET" },
-    { tenantId: tenant.id, actor: SYSTEM, at: now, clickWebhooks: false },
+    { tenantId, actor: BENCH_ACTOR, at: now, clickWebhooks: false },
   );
-  return { apiKey, tenantId: tenant.id, clickIds };
+  return { apiKey, tenantId, clickIds };
 }
 
 function batchOf(seeded: Seeded, first: number, size: number): Record<string, unknown>[] {

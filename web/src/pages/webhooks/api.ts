@@ -16,7 +16,6 @@ export type NewWebhook = paths[`${typeof BASE}/settings`]["post"]["requestBody"]
 export type WebhookPatch = paths[`${typeof BASE}/settings/{id}`]["patch"]["requestBody"]["content"]["application/json"];
 export type DeliveryEvent = Json<`${typeof BASE}/events/{id}`, "get", 200>["data"];
 export type Attempt = Json<`${typeof BASE}/events/{id}/attempts`, "get", 200>["data"][number];
-export type UrlCheck = Json<`${typeof BASE}/settings/validate`, "post", 200>["data"];
 export type ConversionType = NonNullable<NewWebhook["conversionTypes"]>[number];
 export type AttributionSource = NonNullable<NewWebhook["attributionSources"]>[number];
 
