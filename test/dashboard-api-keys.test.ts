@@ -1,12 +1,14 @@
-import type { Browser, Page } from "playwright-core";
+import type { Browser } from "playwright-core";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { ADMIN_KEY, createKeyViaApi, seedTenancy, startTestApp, type Tenancy, type TestApp } from "./helpers/app.js";
 import { hasChromium, launchChromium } from "./helpers/chromium.js";
 import {
+  addPerson,
+  documentText,
+  dropRefusals,
   expectAccessible,
   expectClean,
   openDashboardPage,
-  type PageLog,
   screenshot,
   signIn,
   WAIT_MS,
@@ -18,33 +20,6 @@ import {
 const ADMIN = { authorization: `Bearer ${ADMIN_KEY}` };
 const DAY_MS = 86_400_000;
 const day = (ms: number) => new Date(ms).toISOString().slice(0, 10);
-
-/** Chrome logs each refused request as a console error: drop those the test provokes on purpose. */
-function dropRefusals(log: PageLog, status: number, path: string): void {
-  log.consoleErrors = log.consoleErrors.filter((e) => !(e.includes(`status of ${status}`) && e.includes(path)));
-}
-
-/** Another person on the same tenant, made through the operator surface as an operator would. */
-async function addPerson(t: TestApp, who: Tenancy, permissions: string[]) {
-  const email = `colleague-${Date.now()}-${Math.random().toString(36).slice(2)}@example.com`;
-  const password = "another correct horse";
-  const res = await t.call({
-    method: "POST",
-    url: `/api/admin/tenants/${who.tenantId}/users`,
-    headers: ADMIN,
-    payload: { email, password, name: "Colleague", permissions },
-  });
-  expect(res.statusCode, res.body).toBe(201);
-  return { id: res.json().data.id as string, email, password };
-}
-
-/** The whole document and the browser's storage, where a secret must not linger. */
-async function everywhere(page: Page): Promise<string> {
-  return page.evaluate(
-    () =>
-      `${document.documentElement.outerHTML}\n${JSON.stringify({ ...sessionStorage })}${JSON.stringify({ ...localStorage })}`,
-  );
-}
 
 describe.skipIf(!hasChromium)("dashboard: API keys", () => {
   let t: TestApp;
@@ -143,7 +118,7 @@ describe.skipIf(!hasChromium)("dashboard: API keys", () => {
       await screenshot(page, "api-keys-04-created");
       await expectAccessible(page);
       // Shown once on the page: in the notice, not in the list.
-      expect((await everywhere(page)).split(key).length - 1).toBe(1);
+      expect((await documentText(page)).split(key).length - 1).toBe(1);
       expect(page.url()).not.toContain(encodeURIComponent(key).slice(0, 20));
 
       // The key works against the API, and is listed with what was chosen.
@@ -165,7 +140,7 @@ describe.skipIf(!hasChromium)("dashboard: API keys", () => {
       // Dismissed: gone from the page.
       await page.getByRole("button", { name: "I have copied it" }).click();
       await shown.waitFor({ state: "detached", timeout: WAIT_MS });
-      expect(await everywhere(page)).not.toContain(key);
+      expect(await documentText(page)).not.toContain(key);
 
       // A second key, left on screen: navigating away and back, or reloading, never shows it again.
       await page.getByRole("button", { name: "Create an API key" }).click();
@@ -177,12 +152,12 @@ describe.skipIf(!hasChromium)("dashboard: API keys", () => {
       await page.getByRole("heading", { name: "Settings", level: 1 }).waitFor({ timeout: WAIT_MS });
       await page.getByRole("link", { name: "API keys" }).click();
       await page.getByRole("row").filter({ hasText: "Left on screen" }).waitFor({ timeout: WAIT_MS });
-      const afterReturn = await everywhere(page);
+      const afterReturn = await documentText(page);
       expect(afterReturn).not.toContain(second);
       expect(afterReturn).not.toContain(key);
       await page.reload();
       await page.getByRole("row").filter({ hasText: "Left on screen" }).waitFor({ timeout: WAIT_MS });
-      expect(await everywhere(page)).not.toContain(second);
+      expect(await documentText(page)).not.toContain(second);
       expect(await page.getByTestId("secret-value").count()).toBe(0);
 
       // Delete: asks first; Cancel keeps the key.
@@ -297,7 +272,7 @@ describe.skipIf(!hasChromium)("dashboard: API keys", () => {
   });
 
   it("offers no create or delete to a person without account.admin", { timeout: 90_000 }, async () => {
-    const reader = await addPerson(t, who, ["reports.read", "usage.read"]);
+    const reader = await addPerson(t, who.tenantId, { name: "Colleague", permissions: ["reports.read", "usage.read"] });
     const { context, page, log } = await openDashboardPage(browser, origin);
     try {
       await page.goto(`${origin}/sign-in`);
@@ -316,7 +291,7 @@ describe.skipIf(!hasChromium)("dashboard: API keys", () => {
   });
 
   it("says clearly when the API refuses a person who lost account.admin", { timeout: 90_000 }, async () => {
-    const admin = await addPerson(t, who, ["account.admin"]);
+    const admin = await addPerson(t, who.tenantId, { name: "Colleague", permissions: ["account.admin"] });
     const { context, page, log } = await openDashboardPage(browser, origin, { expectedStatuses: [403] });
     try {
       await page.goto(`${origin}/sign-in`);

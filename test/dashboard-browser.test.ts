@@ -153,14 +153,17 @@ describe.skipIf(!hasChromium)("dashboard in a browser", () => {
       expect(week.current).toEqual(await apiTotals(t, who, day(Date.now() - 6 * DAY_MS), day(Date.now())));
 
       // Keyboard, on a freshly loaded page (the session survives a reload): the first Tab reaches
-      // the skip link, which leads to the content; the next ones the navigation.
+      // the skip link, which leads to the content; the next ones the top bar, then the sidebar.
       await page.reload();
       await page.getByRole("heading", { name: "Overview", level: 1 }).waitFor({ timeout: WAIT_MS });
       const focused = () => page.evaluate(() => document.activeElement?.textContent ?? "");
       await page.keyboard.press("Tab");
       expect(await focused()).toBe("Skip to content");
       await page.keyboard.press("Tab");
+      expect(await focused()).toBe("Sign out");
+      await page.keyboard.press("Tab");
       expect(await focused()).toBe("Overview");
+      await page.keyboard.press("Shift+Tab");
       await page.keyboard.press("Shift+Tab");
       await page.keyboard.press("Enter");
       expect(await page.evaluate(() => document.activeElement?.id)).toBe("main");

@@ -1,7 +1,6 @@
 import { describe, expect, it } from "vitest";
 import { metricColumns, SORT_OPTIONS } from "../web/src/pages/composites/metrics.js";
 import {
-  atOffset,
   changed,
   compositeQuery,
   PAGE_SIZE,
@@ -11,6 +10,7 @@ import {
   sortOf,
   withPeriod,
 } from "../web/src/pages/composites/search.js";
+import { withOffset } from "../web/src/search-params.js";
 
 // The accounts page's URL state and how it becomes the composite endpoints' query.
 
@@ -104,8 +104,8 @@ describe("composites URL state", () => {
   it("starts at the first page again on any change but paging", () => {
     const search = { q: "a", offset: 50, sort: "clicks" as const };
     expect(changed(search, { q: undefined })).toEqual({ sort: "clicks" });
-    expect(atOffset(search, 75)).toEqual({ ...search, offset: 75 });
-    expect(atOffset(search, 0)).toEqual({ q: "a", sort: "clicks" });
+    expect(withOffset(search, 75)).toEqual({ ...search, offset: 75 });
+    expect(withOffset(search, 0)).toEqual({ q: "a", sort: "clicks" });
     expect(
       withPeriod(
         { ...search, compareFrom: "2026-01-01", compareTo: "2026-01-02" },

@@ -6,9 +6,11 @@ import { hasChromium, launchChromium } from "./helpers/chromium.js";
 import {
   expectAccessible,
   expectClean,
+  gotoWhenIdle,
   openDashboardPage,
   screenshot,
-  signIn,
+  signInSettled,
+  trackRequests,
   WAIT_MS,
 } from "./helpers/dashboard-browser.js";
 
@@ -30,36 +32,6 @@ interface ShownRow {
   id: number;
   name: string;
   metrics: Record<string, { value: number; previous: number }>;
-}
-
-/** Signs in and lets the overview finish loading, so leaving it aborts none of its requests. */
-async function signInSettled(page: Page, person: Tenancy): Promise<void> {
-  await signIn(page, person);
-  await page.waitForFunction(
-    () =>
-      (document.querySelector(".chart canvas") !== null ||
-        document.body.textContent?.includes("No clicks or conversions in this period.")) &&
-      document.querySelector(".state-loading, [aria-busy='true']") === null,
-    null,
-    { timeout: WAIT_MS },
-  );
-}
-
-const inFlight = new WeakMap<Page, Set<unknown>>();
-
-/** Counts the page's requests still open, for `goto` to wait on. */
-function trackRequests(page: Page): void {
-  const open = new Set<unknown>();
-  inFlight.set(page, open);
-  page.on("request", (request) => open.add(request));
-  page.on("requestfinished", (request) => open.delete(request));
-  page.on("requestfailed", (request) => open.delete(request));
-}
-
-/** Opens an address once the page has no request open, so the navigation aborts none. */
-async function goto(page: Page, url: string): Promise<void> {
-  await expect.poll(() => inFlight.get(page)?.size ?? 0, { timeout: WAIT_MS }).toBe(0);
-  await page.goto(url);
 }
 
 describe.skipIf(!hasChromium)("dashboard: accounts and links", () => {
@@ -257,7 +229,10 @@ describe.skipIf(!hasChromium)("dashboard: accounts and links", () => {
           sortBy: "signups",
           status: "inactive",
         });
-      await goto(page, `${origin}/accounts?${new URLSearchParams({ ...custom, status: "inactive", sort: "signups" })}`);
+      await gotoWhenIdle(
+        page,
+        `${origin}/accounts?${new URLSearchParams({ ...custom, status: "inactive", sort: "signups" })}`,
+      );
       await page.getByRole("heading", { name: "Accounts and links", level: 1 }).waitFor({ timeout: WAIT_MS });
       const inactive = await customApi(custom.compareFrom, custom.compareTo);
       expect(inactive.rows.length).toBeGreaterThan(0);
@@ -291,7 +266,7 @@ describe.skipIf(!hasChromium)("dashboard: accounts and links", () => {
     try {
       await page.goto(`${origin}/sign-in`);
       await signInSettled(page, who);
-      await goto(page, `${origin}/accounts`);
+      await gotoWhenIdle(page, `${origin}/accounts`);
       const accounts = await expectShown(page, (await accountsApi({ sortBy: "clicks" })).rows);
       const top = accounts[0] as ShownRow;
       await page.getByRole("link", { name: top.name, exact: true }).click();
@@ -335,7 +310,7 @@ describe.skipIf(!hasChromium)("dashboard: accounts and links", () => {
     try {
       await page.goto(`${origin}/sign-in`);
       await signInSettled(page, who);
-      await goto(page, `${origin}/accounts/999999`);
+      await gotoWhenIdle(page, `${origin}/accounts/999999`);
       await expect.poll(() => page.getByRole("alert").textContent(), { timeout: WAIT_MS }).toContain("999999");
       await screenshot(page, "composites-06-unknown-account");
       await expectAccessible(page);

@@ -1,6 +1,6 @@
 import { describe, expect, it } from "vitest";
 import {
-  atOffset,
+  type ConversionSearch,
   conversionQuery,
   PAGE_SIZE,
   parseConversionSearch,
@@ -8,6 +8,7 @@ import {
   typeLabel,
   withFilters,
 } from "../web/src/pages/conversions/search.js";
+import { withOffset } from "../web/src/search-params.js";
 
 // The conversions list's URL state and how it becomes GET /api/v1/conversions's query.
 
@@ -44,8 +45,8 @@ describe("conversions URL state", () => {
 
   it("starts at the first page on new filters and leaves empty ones out", () => {
     expect(withFilters({ type: "Deposit", clickId: undefined })).toEqual({ type: "Deposit" });
-    expect(atOffset({ type: "Deposit", offset: 25 }, 0)).toEqual({ type: "Deposit" });
-    expect(atOffset({ type: "Deposit" }, 25)).toEqual({ type: "Deposit", offset: 25 });
+    expect(withOffset<ConversionSearch>({ type: "Deposit", offset: 25 }, 0)).toEqual({ type: "Deposit" });
+    expect(withOffset<ConversionSearch>({ type: "Deposit" }, 25)).toEqual({ type: "Deposit", offset: 25 });
   });
 
   it("reads types and times as a person would", () => {

@@ -7,9 +7,11 @@ import { hasChromium, launchChromium } from "./helpers/chromium.js";
 import {
   expectAccessible,
   expectClean,
+  gotoWhenIdle,
   openDashboardPage,
   screenshot,
-  signIn,
+  signInSettled,
+  trackRequests,
   WAIT_MS,
 } from "./helpers/dashboard-browser.js";
 import { type Receiver, startReceiver } from "./helpers/receiver.js";
@@ -21,36 +23,6 @@ import { type Conversion, createHook, recordConversion, startWebhookTestApp } fr
 const PAGE_SIZE = 25;
 const HOOK_NAME = "CRM postback";
 const day = (ms: number) => new Date(ms).toISOString().slice(0, 10);
-
-/** Signs in and lets the overview finish loading, so leaving it aborts none of its requests. */
-async function signInSettled(page: Page, person: Tenancy): Promise<void> {
-  await signIn(page, person);
-  await page.waitForFunction(
-    () =>
-      (document.querySelector(".chart canvas") !== null ||
-        document.body.textContent?.includes("No clicks or conversions in this period.")) &&
-      document.querySelector(".state-loading, [aria-busy='true']") === null,
-    null,
-    { timeout: WAIT_MS },
-  );
-}
-
-const inFlight = new WeakMap<Page, Set<unknown>>();
-
-/** Counts the page's requests still open, for `goto` to wait on. */
-function trackRequests(page: Page): void {
-  const open = new Set<unknown>();
-  inFlight.set(page, open);
-  page.on("request", (request) => open.add(request));
-  page.on("requestfinished", (request) => open.delete(request));
-  page.on("requestfailed", (request) => open.delete(request));
-}
-
-/** Opens an address once the page has no request open, so the navigation aborts none. */
-async function goto(page: Page, url: string): Promise<void> {
-  await expect.poll(() => inFlight.get(page)?.size ?? 0, { timeout: WAIT_MS }).toBe(0);
-  await page.goto(url);
-}
 
 describe.skipIf(!hasChromium)("dashboard: conversions", () => {
   let t: TestApp;
@@ -183,7 +155,7 @@ describe.skipIf(!hasChromium)("dashboard: conversions", () => {
       await expectShown(page, all.ids);
 
       // A shared address opens the same filters.
-      await goto(page, `${origin}/conversions?type=Signup&offset=${PAGE_SIZE}`);
+      await gotoWhenIdle(page, `${origin}/conversions?type=Signup&offset=${PAGE_SIZE}`);
       await expectShown(page, (await apiList({ type: "Signup", offset: PAGE_SIZE })).ids);
       expect(await page.getByLabel("Type").inputValue()).toBe("Signup");
       expectClean(log);
@@ -198,7 +170,7 @@ describe.skipIf(!hasChromium)("dashboard: conversions", () => {
     try {
       await page.goto(`${origin}/sign-in`);
       await signInSettled(page, who);
-      await goto(page, `${origin}/conversions?type=Deposit`);
+      await gotoWhenIdle(page, `${origin}/conversions?type=Deposit`);
       await page.locator(`a[href="/conversions/${deposit.id}"]`).click();
       await page.getByRole("heading", { name: /Deposit/, level: 1 }).waitFor({ timeout: WAIT_MS });
       expect(new URL(page.url()).pathname).toBe(`/conversions/${deposit.id}`);
@@ -239,7 +211,7 @@ describe.skipIf(!hasChromium)("dashboard: conversions", () => {
       await expectAccessible(page);
 
       // A commission fires no postback: the page says so.
-      await goto(page, `${origin}/conversions/${commission.id}`);
+      await gotoWhenIdle(page, `${origin}/conversions/${commission.id}`);
       await page.getByText("This conversion caused no postbacks").waitFor({ timeout: WAIT_MS });
       await screenshot(page, "conversions-04-no-postbacks");
       await expectAccessible(page);
@@ -262,7 +234,7 @@ describe.skipIf(!hasChromium)("dashboard: conversions", () => {
     try {
       await page.goto(`${origin}/sign-in`);
       await signInSettled(page, reader);
-      await goto(page, `${origin}/conversions/${own.id}`);
+      await gotoWhenIdle(page, `${origin}/conversions/${own.id}`);
       await page.getByText("Only account administrators can see the postbacks").waitFor({ timeout: WAIT_MS });
       expect(await page.locator(".facts").textContent()).toContain("reader-1");
       await screenshot(page, "conversions-05-reader");
@@ -279,7 +251,7 @@ describe.skipIf(!hasChromium)("dashboard: conversions", () => {
     try {
       await page.goto(`${origin}/sign-in`);
       await signInSettled(page, who);
-      await goto(page, `${origin}/conversions/cnv_missing`);
+      await gotoWhenIdle(page, `${origin}/conversions/cnv_missing`);
       await expect.poll(() => page.getByRole("alert").textContent(), { timeout: WAIT_MS }).toContain("cnv_missing");
       await screenshot(page, "conversions-06-unknown");
       await expectAccessible(page);

@@ -1,14 +1,16 @@
-import type { Browser, Page } from "playwright-core";
+import type { Browser } from "playwright-core";
 import { Webhook } from "standardwebhooks";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { emitNotification } from "../src/features/notifications/index.js";
-import { ADMIN_KEY, seedTenancy, startTestApp, type Tenancy, type TestApp } from "./helpers/app.js";
+import { seedTenancy, startTestApp, type Tenancy, type TestApp } from "./helpers/app.js";
 import { hasChromium, launchChromium } from "./helpers/chromium.js";
 import {
+  addPerson,
+  documentText,
+  dropRefusals,
   expectAccessible,
   expectClean,
   openDashboardPage,
-  type PageLog,
   screenshot,
   signIn,
   WAIT_MS,
@@ -19,22 +21,10 @@ import { type Received, type Receiver, startReceiver } from "./helpers/receiver.
 // the signing secret read off the screen once and checked against what the service signs.
 
 const BASE = "/api/v1/notifications/webhooks";
-const ADMIN = { authorization: `Bearer ${ADMIN_KEY}` };
-
-function dropRefusals(log: PageLog, status: number, path: string): void {
-  log.consoleErrors = log.consoleErrors.filter((e) => !(e.includes(`status of ${status}`) && e.includes(path)));
-}
 
 function headersOf(request: Received): Record<string, string> {
   return Object.fromEntries(
     Object.entries(request.headers).flatMap(([name, value]) => (typeof value === "string" ? [[name, value]] : [])),
-  );
-}
-
-async function documentText(page: Page): Promise<string> {
-  return page.evaluate(
-    () =>
-      `${document.documentElement.outerHTML}\n${JSON.stringify({ ...sessionStorage })}${JSON.stringify({ ...localStorage })}`,
   );
 }
 
@@ -230,15 +220,10 @@ describe.skipIf(!hasChromium)("dashboard: operational webhooks", () => {
   });
 
   it("offers nothing to change to a person without account.admin", { timeout: 90_000 }, async () => {
-    const email = `reader-${Date.now()}@example.com`;
-    const password = "another correct horse";
-    const made = await t.call({
-      method: "POST",
-      url: `/api/admin/tenants/${who.tenantId}/users`,
-      headers: ADMIN,
-      payload: { email, password, name: "Reader", permissions: ["webhooks.read", "reports.read"] },
+    const { email, password } = await addPerson(t, who.tenantId, {
+      name: "Reader",
+      permissions: ["webhooks.read", "reports.read"],
     });
-    expect(made.statusCode, made.body).toBe(201);
     const { context, page, log } = await openDashboardPage(browser, origin);
     try {
       await page.goto(`${origin}/sign-in`);

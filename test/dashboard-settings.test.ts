@@ -1,12 +1,14 @@
-import type { Browser, Page } from "playwright-core";
+import type { Browser } from "playwright-core";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { ADMIN_KEY, seedTenancy, startTestApp, type Tenancy, type TestApp } from "./helpers/app.js";
+import { seedTenancy, startTestApp, type Tenancy, type TestApp } from "./helpers/app.js";
 import { hasChromium, launchChromium } from "./helpers/chromium.js";
 import {
+  addPerson,
+  documentText,
+  dropRefusals,
   expectAccessible,
   expectClean,
   openDashboardPage,
-  type PageLog,
   screenshot,
   signIn,
   WAIT_MS,
@@ -14,19 +16,6 @@ import {
 
 // The settings page end to end: what the person is and may do (GET /me), the default currency
 // saved through PATCH /settings, and the postback key, shown only in the rotation's answer.
-
-const ADMIN = { authorization: `Bearer ${ADMIN_KEY}` };
-
-function dropRefusals(log: PageLog, status: number, path: string): void {
-  log.consoleErrors = log.consoleErrors.filter((e) => !(e.includes(`status of ${status}`) && e.includes(path)));
-}
-
-async function documentText(page: Page): Promise<string> {
-  return page.evaluate(
-    () =>
-      `${document.documentElement.outerHTML}\n${JSON.stringify({ ...sessionStorage })}${JSON.stringify({ ...localStorage })}`,
-  );
-}
 
 describe.skipIf(!hasChromium)("dashboard: settings", () => {
   let t: TestApp;
@@ -138,15 +127,7 @@ describe.skipIf(!hasChromium)("dashboard: settings", () => {
   });
 
   it("shows a person without account.admin who they are, and nothing to change", { timeout: 90_000 }, async () => {
-    const email = `reader-${Date.now()}@example.com`;
-    const password = "another correct horse";
-    const made = await t.call({
-      method: "POST",
-      url: `/api/admin/tenants/${who.tenantId}/users`,
-      headers: ADMIN,
-      payload: { email, password, name: "Reader", permissions: ["reports.read"] },
-    });
-    expect(made.statusCode, made.body).toBe(201);
+    const { email, password } = await addPerson(t, who.tenantId, { name: "Reader", permissions: ["reports.read"] });
     const { context, page, log } = await openDashboardPage(browser, origin);
     try {
       await page.goto(`${origin}/sign-in`);

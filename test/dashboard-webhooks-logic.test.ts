@@ -9,9 +9,9 @@ import {
   parseAttemptSearch,
   parseDeliverySearch,
   parseWebhookListSearch,
-  withOffset,
 } from "../web/src/pages/webhooks/search.js";
 import { formatEventNames, insertToken, parseEventNames, tokenFor } from "../web/src/pages/webhooks/template.js";
+import { withOffset } from "../web/src/search-params.js";
 
 // The outgoing webhooks pages' client logic: what an address may say, and the URL template helpers.
 

@@ -3,7 +3,7 @@ import { createRequire } from "node:module";
 import { join } from "node:path";
 import type { Browser, BrowserContext, Page } from "playwright-core";
 import { expect } from "vitest";
-import type { Tenancy } from "./app.js";
+import { ADMIN_KEY, type Tenancy, type TestApp } from "./app.js";
 
 /** Screenshots land here (git-ignored), one per page, to look at. */
 export const ARTIFACTS = join(import.meta.dirname, "..", "..", "artifacts", "dashboard");
@@ -132,4 +132,68 @@ export function expectClean(log: PageLog, refusedSignIn = false): void {
 /** axe-core finds no serious or critical violation on the page as it stands. */
 export async function expectAccessible(page: Page): Promise<void> {
   expect(await seriousViolations(page), "serious or critical accessibility violations").toEqual([]);
+}
+
+/** Chrome logs each refused request as a console error: drop those a test provokes on purpose. */
+export function dropRefusals(log: PageLog, status: number, path: string): void {
+  log.consoleErrors = log.consoleErrors.filter((e) => !(e.includes(`status of ${status}`) && e.includes(path)));
+}
+
+/** The whole document and the browser's storage, where a secret must not linger. */
+export async function documentText(page: Page): Promise<string> {
+  return page.evaluate(
+    () =>
+      `${document.documentElement.outerHTML}\n${JSON.stringify({ ...sessionStorage })}${JSON.stringify({ ...localStorage })}`,
+  );
+}
+
+let personCount = 0;
+
+/** Another person on the tenant, made through the operator surface as an operator would; sign in with it. */
+export async function addPerson(
+  t: TestApp,
+  tenantId: string,
+  person: { name: string; permissions: string[] },
+): Promise<{ id: string; email: string; password: string }> {
+  personCount += 1;
+  const email = `person${personCount}-${Date.now()}@example.com`;
+  const password = "another correct horse";
+  const res = await t.call({
+    method: "POST",
+    url: `/api/admin/tenants/${tenantId}/users`,
+    headers: { authorization: `Bearer ${ADMIN_KEY}` },
+    payload: { email, password, ...person },
+  });
+  expect(res.statusCode, res.body).toBe(201);
+  return { id: res.json().data.id as string, email, password };
+}
+
+/** Signs in and lets the overview finish loading, so leaving it aborts none of its requests. */
+export async function signInSettled(page: Page, person: Pick<Tenancy, "email" | "password">): Promise<void> {
+  await signIn(page, person);
+  await page.waitForFunction(
+    () =>
+      (document.querySelector(".chart canvas") !== null ||
+        document.body.textContent?.includes("No clicks or conversions in this period.")) &&
+      document.querySelector(".state-loading, [aria-busy='true']") === null,
+    null,
+    { timeout: WAIT_MS },
+  );
+}
+
+const inFlight = new WeakMap<Page, Set<unknown>>();
+
+/** Counts the page's requests still open, for `gotoWhenIdle` to wait on. */
+export function trackRequests(page: Page): void {
+  const open = new Set<unknown>();
+  inFlight.set(page, open);
+  page.on("request", (request) => open.add(request));
+  page.on("requestfinished", (request) => open.delete(request));
+  page.on("requestfailed", (request) => open.delete(request));
+}
+
+/** Opens an address once the page (see `trackRequests`) has no request open, so the navigation aborts none. */
+export async function gotoWhenIdle(page: Page, url: string): Promise<void> {
+  await expect.poll(() => inFlight.get(page)?.size ?? 0, { timeout: WAIT_MS }).toBe(0);
+  await page.goto(url);
 }

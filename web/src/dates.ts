@@ -17,6 +17,13 @@ export function isDay(value: unknown): value is string {
   return !Number.isNaN(ms) && toDay(ms) === value;
 }
 
+/** Why a chosen range of days cannot be used (`what` names it in the message), or null. */
+export function rangeProblem(from: string, to: string, what: string): string | null {
+  if (!isDay(from) || !isDay(to)) return `Enter both dates of the ${what}.`;
+  if (from > to) return `The ${what} must start on or before its end.`;
+  return null;
+}
+
 export function today(now = Date.now()): string {
   return toDay(now);
 }

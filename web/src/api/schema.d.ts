@@ -6651,7 +6651,7 @@ export interface paths {
                             code: string;
                             data: {
                                 name: string;
-                                /** @description Filled only by Simulate; empty in live postbacks */
+                                /** @description Filled only by Simulate; empty in live deliveries */
                                 simulateOnly: boolean;
                             }[];
                             message: string;
@@ -7863,7 +7863,7 @@ export interface paths {
         put?: never;
         /**
          * Send a sample conversion to the webhook; the outcome shows in its delivery log, marked simulated
-         * @description A Disabled or Suspended webhook sends nothing: simulating one is refused with 409 conflict. The sample's conversionId, clickId and externalClickId start with `sim_`, so a receiver can tell it from a real postback. Each webhook takes a few simulations per minute (10 by default); past that, 429 with Retry-After.
+         * @description A Disabled or Suspended webhook sends nothing: simulating one is refused with 409 conflict. The sample's conversionId, clickId and externalClickId start with `sim_`, so a receiver can tell it from a real delivery. Each webhook takes a few simulations per minute (10 by default); past that, 429 with Retry-After.
          */
         post: {
             parameters: {
@@ -8082,7 +8082,7 @@ export interface paths {
         put?: never;
         /**
          * Check a URL template without saving it: the placeholder or host at fault, or the sample URL
-         * @description valid:false also for a host that postbacks would be refused for: a private, loopback or reserved address, or a name that resolves only to such addresses, unless WEBHOOK_ALLOWED_HOSTS allows it.
+         * @description valid:false also for a host that deliveries would be refused for: a private, loopback or reserved address, or a name that resolves only to such addresses, unless WEBHOOK_ALLOWED_HOSTS allows it.
          */
         post: {
             parameters: {

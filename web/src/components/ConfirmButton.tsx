@@ -3,6 +3,8 @@ import { type ReactNode, useId, useRef } from "react";
 interface ConfirmButtonProps {
   /** The button's text, also the confirming button's. */
   label: string;
+  /** The buttons' accessible name, when the text alone would not say what they act on (a row's "Delete"). */
+  name?: string;
   /** What will happen, in words: the dialog's question. */
   question: ReactNode;
   onConfirm: () => void;
@@ -11,7 +13,7 @@ interface ConfirmButtonProps {
 }
 
 /** A button that asks first, in a modal dialog (keyboard: Escape cancels, focus stays inside; showModal focuses Cancel, the first control). */
-export function ConfirmButton({ label, question, onConfirm, danger, disabled }: ConfirmButtonProps) {
+export function ConfirmButton({ label, name, question, onConfirm, danger, disabled }: ConfirmButtonProps) {
   const dialog = useRef<HTMLDialogElement>(null);
   const titleId = useId();
   const close = () => dialog.current?.close();
@@ -21,6 +23,7 @@ export function ConfirmButton({ label, question, onConfirm, danger, disabled }: 
         type="button"
         className={danger ? "button danger" : "button secondary"}
         disabled={disabled}
+        aria-label={name}
         onClick={() => dialog.current?.showModal()}
       >
         {label}
@@ -34,6 +37,7 @@ export function ConfirmButton({ label, question, onConfirm, danger, disabled }: 
           <button
             type="button"
             className={danger ? "button danger" : "button primary"}
+            aria-label={name}
             onClick={() => {
               close();
               onConfirm();

@@ -1,9 +1,9 @@
 import { BarChart, LineChart } from "echarts/charts";
 import { GridComponent, LegendComponent, TooltipComponent } from "echarts/components";
-import { type ECharts, init, use } from "echarts/core";
+import { use } from "echarts/core";
 import { CanvasRenderer } from "echarts/renderers";
-import { useEffect, useRef } from "react";
 import { formatInteger } from "../format";
+import { useEChart } from "./useEChart";
 
 // Only the parts drawn here are bundled (ECharts' tree-shakeable entry points).
 use([LineChart, BarChart, GridComponent, TooltipComponent, LegendComponent, CanvasRenderer]);
@@ -16,24 +16,8 @@ interface Point {
 
 /** Clicks (line, left axis) and conversions (bars, right axis) per UTC day. */
 export default function DailyChart({ points }: { points: Point[] }) {
-  const element = useRef<HTMLDivElement>(null);
-  const chart = useRef<ECharts | null>(null);
-
-  useEffect(() => {
-    if (!element.current) return;
-    const instance = init(element.current, undefined, { renderer: "canvas" });
-    chart.current = instance;
-    const observer = new ResizeObserver(() => instance.resize());
-    observer.observe(element.current);
-    return () => {
-      observer.disconnect();
-      instance.dispose();
-      chart.current = null;
-    };
-  }, []);
-
-  useEffect(() => {
-    chart.current?.setOption({
+  const element = useEChart(
+    () => ({
       animation: false,
       grid: { left: 56, right: 48, top: 40, bottom: 32 },
       legend: { top: 0 },
@@ -47,8 +31,9 @@ export default function DailyChart({ points }: { points: Point[] }) {
         { name: "Clicks", type: "line", data: points.map((p) => p.clicks), color: "#1d4ed8", showSymbol: false },
         { name: "Conversions", type: "bar", yAxisIndex: 1, data: points.map((p) => p.signups), color: "#16a34a" },
       ],
-    });
-  }, [points]);
+    }),
+    [points],
+  );
 
   const clicks = points.reduce((sum, p) => sum + p.clicks, 0);
   const signups = points.reduce((sum, p) => sum + p.signups, 0);

@@ -3,7 +3,7 @@ import { Link, useNavigate } from "@tanstack/react-router";
 import { type FormEvent, lazy, Suspense, useEffect, useState } from "react";
 import { api, unwrap } from "../api/client";
 import { Empty, ErrorState, Loading } from "../components/states";
-import { type DayRange, daysOf, isDay, lastDays, lengthInDays, previousPeriod } from "../dates";
+import { type DayRange, daysOf, lastDays, lengthInDays, previousPeriod, rangeProblem } from "../dates";
 import { formatAmount, formatChange, formatDateTime, formatInteger, formatPercent } from "../format";
 import { useMe } from "../me";
 import { overviewRoute } from "../router";
@@ -179,9 +179,9 @@ function RangePicker({ range }: { range: DayRange }) {
 
   function apply(event: FormEvent) {
     event.preventDefault();
-    if (!isDay(from) || !isDay(to)) return setError("Enter both dates.");
-    if (from > to) return setError("The start date must be on or before the end date.");
-    setError(null);
+    const problem = rangeProblem(from, to, "range");
+    setError(problem);
+    if (problem) return;
     void navigate({ to: "/", search: { from, to } });
   }
 

@@ -6,6 +6,7 @@ import { SecretOnce } from "../../components/SecretOnce";
 import { ErrorState, Loading } from "../../components/states";
 import { useMe } from "../../me";
 import { useCan } from "../../permissions";
+import { withOffset } from "../../search-params";
 import { type CreatedKey, CreateKeyForm } from "./CreateKeyForm";
 import { KeysTable } from "./KeysTable";
 import { keysQuery } from "./queries";
@@ -72,7 +73,7 @@ export function ApiKeysPage() {
           <Pager
             page={keys.data.page}
             label="API keys"
-            onOffset={(next) => void navigate({ search: next > 0 ? { offset: next } : {} })}
+            onOffset={(next) => void navigate({ search: (prev) => withOffset(prev, next) })}
           />
         </>
       )}

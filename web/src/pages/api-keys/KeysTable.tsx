@@ -100,7 +100,8 @@ export function KeysTable({ rows, canDelete }: { rows: KeyRow[]; canDelete: bool
             label: "Actions",
             cell: (key: KeyRow) => (
               <ConfirmButton
-                label={`Delete ${key.name}`}
+                label="Delete"
+                name={`Delete ${key.name}`}
                 danger
                 disabled={remove.isPending}
                 question={`Delete the API key '${key.name}'? Every call made with it is refused from now on; this cannot be undone.`}

@@ -34,6 +34,7 @@ export function DeleteRowButton({
     <>
       <ConfirmButton
         label="Delete"
+        name={`Delete ${row.name}`}
         danger
         disabled={remove.isPending}
         question={

@@ -7,17 +7,9 @@ import { CompositeToolbar } from "./CompositeToolbar";
 import { MetricsTable } from "./MetricsTable";
 import { PeriodControls, PeriodSummary } from "./PeriodControls";
 import { accountLinksRoute } from "./routes";
-import {
-  atOffset,
-  type CompositeSearch,
-  changed,
-  compositeQuery,
-  periodSearch,
-  periodsOf,
-  sortOf,
-  withPeriod,
-} from "./search";
+import { type CompositeSearch, changed, compositeQuery, periodSearch, periodsOf, sortOf, withPeriod } from "./search";
 import "./composites.css";
+import { withOffset } from "../../search-params";
 
 /** An account id as the API has them: a positive integer. */
 const accountIdOf = (raw: string) => (/^[1-9]\d{0,15}$/.test(raw) ? Number(raw) : null);
@@ -111,7 +103,11 @@ export function AccountLinksPage() {
                     </>
                   )}
                 />
-                <Pager label="Links" page={links.data.pagination} onOffset={(offset) => go(atOffset(search, offset))} />
+                <Pager
+                  label="Links"
+                  page={links.data.pagination}
+                  onOffset={(offset) => go(withOffset(search, offset))}
+                />
               </>
             )}
           </section>

@@ -7,17 +7,9 @@ import { CompositeToolbar } from "./CompositeToolbar";
 import { MetricsTable } from "./MetricsTable";
 import { PeriodControls, PeriodSummary } from "./PeriodControls";
 import { compositesRoute } from "./routes";
-import {
-  atOffset,
-  type CompositeSearch,
-  changed,
-  compositeQuery,
-  periodSearch,
-  periodsOf,
-  sortOf,
-  withPeriod,
-} from "./search";
+import { type CompositeSearch, changed, compositeQuery, periodSearch, periodsOf, sortOf, withPeriod } from "./search";
 import "./composites.css";
+import { withOffset } from "../../search-params";
 
 export function CompositesPage() {
   const search = compositesRoute.useSearch();
@@ -80,7 +72,7 @@ export function CompositesPage() {
             <Pager
               label="Accounts"
               page={accounts.data.pagination}
-              onOffset={(offset) => go(atOffset(search, offset))}
+              onOffset={(offset) => go(withOffset(search, offset))}
             />
           </>
         )}

@@ -1,5 +1,5 @@
 import { type FormEvent, useEffect, useState } from "react";
-import { isDay } from "../../dates";
+import { rangeProblem } from "../../dates";
 import type { Periods } from "./search";
 
 export interface PeriodChoice {
@@ -7,13 +7,6 @@ export interface PeriodChoice {
   to: string;
   /** Absent: compare with the previous period of the same length. */
   compare?: { from: string; to: string };
-}
-
-/** Why a range cannot be used, or null. */
-function rangeProblem(from: string, to: string, what: string): string | null {
-  if (!isDay(from) || !isDay(to)) return `Enter both dates of the ${what}.`;
-  if (from > to) return `The ${what} must start on or before its end.`;
-  return null;
 }
 
 /** The metrics period and what it is compared with: the previous period of the same length, or one chosen. */

@@ -1,4 +1,5 @@
 import { type DayRange, isDay, lastDays, previousPeriod } from "../../dates.js";
+import { compact, positiveIntParam, textParam } from "../../search-params.js";
 
 /** The metrics the composite endpoints sort by (their `sortBy` list), and `name`. */
 export const SORT_KEYS = [
@@ -57,12 +58,11 @@ export function parseCompositeSearch(raw: Record<string, unknown>): CompositeSea
   if (isSortKey(raw.sort)) out.sort = raw.sort;
   if (raw.dir === "asc" || raw.dir === "desc") out.dir = raw.dir;
   // A search the API would refuse (over 200 characters) is cut, not sent.
-  if (typeof raw.q === "string" && raw.q.trim() !== "") out.q = raw.q.trim().slice(0, 200);
-  // TanStack Router reads `q=123` as a number.
-  else if (typeof raw.q === "number") out.q = String(raw.q);
+  const q = textParam(raw.q, 200);
+  if (q !== undefined) out.q = q;
   if (raw.status === "active" || raw.status === "inactive") out.status = raw.status;
-  const offset = Number(raw.offset);
-  if (Number.isInteger(offset) && offset > 0 && offset <= 10_000_000) out.offset = offset;
+  const offset = positiveIntParam(raw.offset);
+  if (offset !== undefined) out.offset = offset;
   return out;
 }
 
@@ -128,23 +128,13 @@ export function periodSearch(search: CompositeSearch): CompositeSearch {
   return out;
 }
 
-/** Drops the keys set to undefined: the URL carries only what was chosen. */
-function defined(search: Record<string, unknown>): CompositeSearch {
-  return Object.fromEntries(Object.entries(search).filter(([, v]) => v !== undefined)) as CompositeSearch;
-}
-
 /** The search with `change` applied; anything but paging starts at the first page again. */
 export function changed(
   search: CompositeSearch,
   change: { [K in keyof CompositeSearch]?: CompositeSearch[K] | undefined },
 ): CompositeSearch {
   const { offset: _offset, ...rest } = search;
-  return defined({ ...rest, ...change });
-}
-
-/** The search at another page. */
-export function atOffset(search: CompositeSearch, offset: number): CompositeSearch {
-  return defined({ ...search, offset: offset > 0 ? offset : undefined });
+  return compact<CompositeSearch>({ ...rest, ...change });
 }
 
 /** The search with the period chosen: a custom comparison, or none (the previous period). */

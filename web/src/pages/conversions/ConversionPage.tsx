@@ -1,7 +1,7 @@
 import { useQuery } from "@tanstack/react-query";
 import { Link } from "@tanstack/react-router";
-import type { ReactNode } from "react";
 import { ApiFailure, api, unwrap } from "../../api/client";
+import { Fact } from "../../components/Facts";
 import { ErrorState, Loading } from "../../components/states";
 import { formatDateTime } from "../../format";
 import { CatalogName } from "./CatalogName";
@@ -10,15 +10,6 @@ import { Postbacks } from "./Postbacks";
 import { conversionRoute } from "./routes";
 import { typeLabel } from "./search";
 import "./conversions.css";
-
-function Fact({ label, children }: { label: string; children: ReactNode }) {
-  return (
-    <div className="fact">
-      <dt>{label}</dt>
-      <dd>{children}</dd>
-    </div>
-  );
-}
 
 const orNone = (value: string | number | null) => (value === null ? <span className="muted">none</span> : value);
 

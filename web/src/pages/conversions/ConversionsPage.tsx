@@ -10,7 +10,6 @@ import { formatDateTime } from "../../format";
 import { ConversionValue } from "./ConversionValue";
 import { conversionsRoute } from "./routes";
 import {
-  atOffset,
   CONVERSION_TYPES,
   type ConversionSearch,
   type ConversionType,
@@ -20,6 +19,7 @@ import {
   withFilters,
 } from "./search";
 import "./conversions.css";
+import { withOffset } from "../../search-params";
 
 type ConversionRow = {
   id: string;
@@ -144,7 +144,7 @@ export function ConversionsPage() {
             <Pager
               label="Conversions"
               page={list.data.pagination}
-              onOffset={(offset) => go(atOffset(search, offset))}
+              onOffset={(offset) => go(withOffset(search, offset))}
             />
           </>
         ) : null}

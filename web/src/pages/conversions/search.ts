@@ -1,4 +1,5 @@
 import { isDay } from "../../dates.js";
+import { isOneOf, positiveIntParam, textParam } from "../../search-params.js";
 
 /** The conversion types the list filters by (the API's `type` enum). */
 export const CONVERSION_TYPES = [
@@ -26,8 +27,7 @@ export interface ConversionSearch {
   offset?: number;
 }
 
-const isType = (value: unknown): value is ConversionType =>
-  typeof value === "string" && (CONVERSION_TYPES as readonly string[]).includes(value);
+const isType = (value: unknown): value is ConversionType => isOneOf(CONVERSION_TYPES, value);
 
 /** The search params as the URL gives them, kept only where the API would accept them. */
 export function parseConversionSearch(raw: Record<string, unknown>): ConversionSearch {
@@ -38,10 +38,10 @@ export function parseConversionSearch(raw: Record<string, unknown>): ConversionS
   if (from) out.from = from;
   if (to && !(from && from > to)) out.to = to;
   if (isType(raw.type)) out.type = raw.type;
-  const clickId = typeof raw.clickId === "number" ? String(raw.clickId) : raw.clickId;
-  if (typeof clickId === "string" && clickId.trim() !== "") out.clickId = clickId.trim().slice(0, 100);
-  const offset = Number(raw.offset);
-  if (Number.isInteger(offset) && offset > 0 && offset <= 10_000_000) out.offset = offset;
+  const clickId = textParam(raw.clickId, 100);
+  if (clickId !== undefined) out.clickId = clickId;
+  const offset = positiveIntParam(raw.offset);
+  if (offset !== undefined) out.offset = offset;
   return out;
 }
 
@@ -65,12 +65,6 @@ export function withFilters(filters: {
   clickId?: string | undefined;
 }): ConversionSearch {
   return parseConversionSearch(filters);
-}
-
-/** The search at another page. */
-export function atOffset(search: ConversionSearch, offset: number): ConversionSearch {
-  const { offset: _offset, ...rest } = search;
-  return offset > 0 ? { ...rest, offset } : rest;
 }
 
 const TYPE_LABELS: Record<ConversionType, string> = {

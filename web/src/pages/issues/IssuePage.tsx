@@ -1,6 +1,7 @@
 import { useQuery } from "@tanstack/react-query";
 import { Link } from "@tanstack/react-router";
 import { api, unwrap } from "../../api/client";
+import { Facts } from "../../components/Facts";
 import { ErrorState, Loading } from "../../components/states";
 import { formatDateTime, formatLabel } from "../../format";
 import { showDetail } from "./details";
@@ -41,14 +42,7 @@ export function IssuePage() {
           <h1>
             <span className={`badge ${issue.data.severity}`}>{issue.data.severity}</span> {issue.data.title}
           </h1>
-          <dl className="facts">
-            {facts.map(([term, value]) => (
-              <div key={term} className="fact">
-                <dt>{term}</dt>
-                <dd>{value}</dd>
-              </div>
-            ))}
-          </dl>
+          <Facts facts={facts} />
         </article>
       )}
     </>

@@ -1,3 +1,5 @@
+import { isOneOf, positiveIntParam } from "../../search-params.js";
+
 /** The issues list's address: which status, which kind, which page. */
 export interface IssuesSearch {
   // `undefined` is allowed so a link can drop a parameter from the address.
@@ -16,13 +18,11 @@ export type IssueKind = (typeof ISSUE_KINDS)[number];
 
 export const PAGE_SIZE = 25;
 
-const isKind = (value: unknown): value is IssueKind => ISSUE_KINDS.some((kind) => kind === value);
-
 export function validateIssuesSearch(search: Record<string, unknown>): IssuesSearch {
-  const offset = Number(search.offset);
+  const offset = positiveIntParam(search.offset);
   return {
     ...(search.status === "open" || search.status === "closed" ? { status: search.status } : {}),
-    ...(isKind(search.kind) ? { kind: search.kind } : {}),
-    ...(Number.isInteger(offset) && offset > 0 ? { offset } : {}),
+    ...(isOneOf(ISSUE_KINDS, search.kind) ? { kind: search.kind } : {}),
+    ...(offset !== undefined ? { offset } : {}),
   };
 }

@@ -6,6 +6,7 @@ import { Field } from "../../components/Field";
 import { Pager } from "../../components/Pager";
 import { ErrorState, Loading } from "../../components/states";
 import { formatDateTime, formatInteger } from "../../format";
+import { withOffset } from "../../search-params";
 import { DELIVERY_STATUSES, EVENT_TYPES, isDeliveryStatus, isEventType } from "./events";
 import { deliveriesQuery } from "./queries";
 import { notificationWebhookRoute } from "./routes";
@@ -195,14 +196,7 @@ export function Deliveries({ webhookId }: { webhookId: string }) {
           <Pager
             page={deliveries.data.page}
             label="Deliveries"
-            onOffset={(next) =>
-              void navigate({
-                search: (prev) => {
-                  const { offset: _, ...filters } = prev;
-                  return next > 0 ? { ...filters, offset: next } : filters;
-                },
-              })
-            }
+            onOffset={(next) => void navigate({ search: (prev) => withOffset(prev, next) })}
           />
         </>
       )}

@@ -9,6 +9,7 @@ import { ErrorState, Loading } from "../../components/states";
 import { formatDateTime } from "../../format";
 import { useMe } from "../../me";
 import { useCan } from "../../permissions";
+import { withOffset } from "../../search-params";
 import { EventList } from "./EventList";
 import { HOOKS, webhooksQuery } from "./queries";
 import { notificationsRoute } from "./routes";
@@ -146,7 +147,7 @@ export function NotificationsPage() {
           <Pager
             page={hooks.data.page}
             label="Webhooks"
-            onOffset={(next) => void navigate({ search: next > 0 ? { offset: next } : {} })}
+            onOffset={(next) => void navigate({ search: (prev) => withOffset(prev, next) })}
           />
         </>
       )}

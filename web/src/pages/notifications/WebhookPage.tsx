@@ -14,6 +14,7 @@ import { HOOKS, webhookQuery } from "./queries";
 import { notificationWebhookRoute } from "./routes";
 import { WebhookForm, type WebhookValues } from "./WebhookForm";
 import "./notifications.css";
+import { Fact } from "../../components/Facts";
 
 /** One operational webhook: its registration, edit, secret rotation, deletion and delivery history. */
 export function WebhookPage() {
@@ -147,38 +148,20 @@ export function WebhookPage() {
             <section className="panel" aria-labelledby="registration-title">
               <h2 id="registration-title">Registration</h2>
               <dl className="facts">
-                <div className="fact">
-                  <dt>ID</dt>
-                  <dd>
-                    <code>{hook.data.id}</code>
-                  </dd>
-                </div>
-                <div className="fact">
-                  <dt>Description</dt>
-                  <dd>{hook.data.description ?? <span className="muted">none</span>}</dd>
-                </div>
-                <div className="fact">
-                  <dt>Events</dt>
-                  <dd>
-                    <EventList events={hook.data.events} />
-                  </dd>
-                </div>
-                <div className="fact">
-                  <dt>Previous secret</dt>
-                  <dd>
-                    {hook.data.previousSecretExpiresAt
-                      ? `Signs alongside the current one until ${formatDateTime(hook.data.previousSecretExpiresAt)}`
-                      : "None: only the current secret signs"}
-                  </dd>
-                </div>
-                <div className="fact">
-                  <dt>Registered</dt>
-                  <dd>{formatDateTime(hook.data.createdAt)}</dd>
-                </div>
-                <div className="fact">
-                  <dt>Changed</dt>
-                  <dd>{formatDateTime(hook.data.updatedAt)}</dd>
-                </div>
+                <Fact label="ID">
+                  <code>{hook.data.id}</code>
+                </Fact>
+                <Fact label="Description">{hook.data.description ?? <span className="muted">none</span>}</Fact>
+                <Fact label="Events">
+                  <EventList events={hook.data.events} />
+                </Fact>
+                <Fact label="Previous secret">
+                  {hook.data.previousSecretExpiresAt
+                    ? `Signs alongside the current one until ${formatDateTime(hook.data.previousSecretExpiresAt)}`
+                    : "None: only the current secret signs"}
+                </Fact>
+                <Fact label="Registered">{formatDateTime(hook.data.createdAt)}</Fact>
+                <Fact label="Changed">{formatDateTime(hook.data.updatedAt)}</Fact>
               </dl>
             </section>
           )}

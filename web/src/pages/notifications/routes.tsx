@@ -1,4 +1,5 @@
 import { createRoute, lazyRouteComponent } from "@tanstack/react-router";
+import { positiveIntParam } from "../../search-params";
 import { appRoute } from "../../shell";
 import { type DeliveryStatus, type EventType, isDeliveryStatus, isEventType } from "./events";
 
@@ -12,18 +13,12 @@ export interface WebhookSearch {
   type?: EventType;
 }
 
-/** Only a whole, positive offset pages; anything else is the first page. */
-const offsetOf = (value: unknown) => {
-  const n = typeof value === "string" ? Number(value) : value;
-  return typeof n === "number" && Number.isInteger(n) && n > 0 ? n : undefined;
-};
-
 // Each page's code loads when it is first visited, so the first route stays small.
 export const notificationsRoute = createRoute({
   getParentRoute: () => appRoute,
   path: "/notifications",
   validateSearch: (search: Record<string, unknown>): NotificationsSearch => {
-    const offset = offsetOf(search.offset);
+    const offset = positiveIntParam(search.offset);
     return offset === undefined ? {} : { offset };
   },
   component: lazyRouteComponent(() => import("./NotificationsPage"), "NotificationsPage"),
@@ -33,7 +28,7 @@ export const notificationWebhookRoute = createRoute({
   getParentRoute: () => appRoute,
   path: "/notifications/$webhookId",
   validateSearch: (search: Record<string, unknown>): WebhookSearch => {
-    const offset = offsetOf(search.offset);
+    const offset = positiveIntParam(search.offset);
     return {
       ...(offset === undefined ? {} : { offset }),
       ...(isDeliveryStatus(search.status) ? { status: search.status } : {}),

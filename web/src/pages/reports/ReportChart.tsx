@@ -1,8 +1,8 @@
 import { BarChart } from "echarts/charts";
 import { GridComponent, TooltipComponent } from "echarts/components";
-import { type ECharts, init, use } from "echarts/core";
+import { use } from "echarts/core";
 import { CanvasRenderer } from "echarts/renderers";
-import { useEffect, useRef } from "react";
+import { useEChart } from "../../components/useEChart";
 
 // Only the parts drawn here are bundled (ECharts' tree-shakeable entry points).
 use([BarChart, GridComponent, TooltipComponent, CanvasRenderer]);
@@ -23,35 +23,17 @@ interface ReportChartProps {
 
 /** One stat per period of the time breakdown, as bars, in time order. */
 export default function ReportChart({ points, statLabel, periodLabel, format }: ReportChartProps) {
-  const element = useRef<HTMLDivElement>(null);
-  const chart = useRef<ECharts | null>(null);
-
-  useEffect(() => {
-    if (!element.current) return;
-    const instance = init(element.current, undefined, { renderer: "canvas" });
-    chart.current = instance;
-    const observer = new ResizeObserver(() => instance.resize());
-    observer.observe(element.current);
-    return () => {
-      observer.disconnect();
-      instance.dispose();
-      chart.current = null;
-    };
-  }, []);
-
-  useEffect(() => {
-    chart.current?.setOption(
-      {
-        animation: false,
-        grid: { left: 64, right: 24, top: 24, bottom: 32 },
-        tooltip: { trigger: "axis", valueFormatter: (value: unknown) => format(Number(value)) },
-        xAxis: { type: "category", data: points.map((p) => p.period) },
-        yAxis: { type: "value", name: statLabel, axisLabel: { formatter: (value: number) => format(value) } },
-        series: [{ name: statLabel, type: "bar", data: points.map((p) => p.value), color: "#1d4ed8" }],
-      },
-      { notMerge: true },
-    );
-  }, [points, statLabel, format]);
+  const element = useEChart(
+    () => ({
+      animation: false,
+      grid: { left: 64, right: 24, top: 24, bottom: 32 },
+      tooltip: { trigger: "axis", valueFormatter: (value: unknown) => format(Number(value)) },
+      xAxis: { type: "category", data: points.map((p) => p.period) },
+      yAxis: { type: "value", name: statLabel, axisLabel: { formatter: (value: number) => format(value) } },
+      series: [{ name: statLabel, type: "bar", data: points.map((p) => p.value), color: "#1d4ed8" }],
+    }),
+    [points, statLabel, format],
+  );
 
   const first = points[0]?.period;
   const last = points.at(-1)?.period;

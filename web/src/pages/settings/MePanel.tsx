@@ -1,3 +1,4 @@
+import { Fact } from "../../components/Facts";
 import { ErrorState, Loading } from "../../components/states";
 import { useMe } from "../../me";
 
@@ -13,34 +14,25 @@ export function MePanel() {
         <ErrorState error={me.error} onRetry={() => void me.refetch()} />
       ) : (
         <dl className="facts">
-          <div className="fact">
-            <dt>Name</dt>
-            <dd>{me.data.name}</dd>
-          </div>
-          <div className="fact">
-            <dt>Email</dt>
-            <dd>{me.data.email}</dd>
-          </div>
-          <div className="fact">
-            <dt>Permissions</dt>
-            <dd>
-              {me.data.permissions.length === 0 ? (
-                <span className="muted">none</span>
-              ) : (
-                <ul className="permission-chips" aria-label="Your permissions">
-                  {me.data.permissions.map((permission) => (
-                    <li key={permission}>
-                      <code>{permission}</code>
-                    </li>
-                  ))}
-                </ul>
-              )}
-              <span className="muted small block">
-                Effective permissions (account.admin includes most others). People and their permissions are managed by
-                the operator.
-              </span>
-            </dd>
-          </div>
+          <Fact label="Name">{me.data.name}</Fact>
+          <Fact label="Email">{me.data.email}</Fact>
+          <Fact label="Permissions">
+            {me.data.permissions.length === 0 ? (
+              <span className="muted">none</span>
+            ) : (
+              <ul className="permission-chips" aria-label="Your permissions">
+                {me.data.permissions.map((permission) => (
+                  <li key={permission}>
+                    <code>{permission}</code>
+                  </li>
+                ))}
+              </ul>
+            )}
+            <span className="muted small block">
+              Effective permissions (account.admin includes most others). People and their permissions are managed by
+              the operator.
+            </span>
+          </Fact>
         </dl>
       )}
     </section>

@@ -8,6 +8,7 @@ import { MePanel } from "./MePanel";
 import { PostbackKey } from "./PostbackKey";
 import { settingsQuery } from "./queries";
 import "./settings.css";
+import { Fact } from "../../components/Facts";
 
 /** The signed-in person, and what the account may change through /api/v1/settings. */
 export function SettingsPage() {
@@ -36,32 +37,21 @@ export function SettingsPage() {
           ) : (
             <>
               <dl className="facts">
-                <div className="fact">
-                  <dt>Account</dt>
-                  <dd>
-                    {settings.data.name} <span className="muted small">({settings.data.id})</span>
-                  </dd>
-                </div>
-                <div className="fact">
-                  <dt>Created</dt>
-                  <dd>{formatDateTime(settings.data.createdAt)}</dd>
-                </div>
-                <div className="fact">
-                  <dt>API keys</dt>
-                  <dd>{settings.data.entitlements.apiTokens ? "Included" : "Not included in the plan"}</dd>
-                </div>
-                <div className="fact">
-                  <dt>Click webhooks</dt>
-                  <dd>{settings.data.entitlements.clickWebhooks ? "Included" : "Not included in the plan"}</dd>
-                </div>
-                <div className="fact">
-                  <dt>Postback allowance</dt>
-                  <dd>
-                    {settings.data.webhookAllowance === null
-                      ? "Unlimited"
-                      : `${formatInteger(settings.data.webhookAllowance)} postbacks per calendar month (UTC)`}
-                  </dd>
-                </div>
+                <Fact label="Account">
+                  {settings.data.name} <span className="muted small">({settings.data.id})</span>
+                </Fact>
+                <Fact label="Created">{formatDateTime(settings.data.createdAt)}</Fact>
+                <Fact label="API keys">
+                  {settings.data.entitlements.apiTokens ? "Included" : "Not included in the plan"}
+                </Fact>
+                <Fact label="Click webhooks">
+                  {settings.data.entitlements.clickWebhooks ? "Included" : "Not included in the plan"}
+                </Fact>
+                <Fact label="Postback allowance">
+                  {settings.data.webhookAllowance === null
+                    ? "Unlimited"
+                    : `${formatInteger(settings.data.webhookAllowance)} postbacks per calendar month (UTC)`}
+                </Fact>
               </dl>
               <p className="muted small">The plan and allowance are set by the operator.</p>
               <div className="settings-forms">

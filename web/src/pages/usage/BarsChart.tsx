@@ -1,8 +1,8 @@
 import { BarChart } from "echarts/charts";
 import { GridComponent, TooltipComponent } from "echarts/components";
-import { type ECharts, init, use } from "echarts/core";
+import { use } from "echarts/core";
 import { CanvasRenderer } from "echarts/renderers";
-import { useEffect, useRef } from "react";
+import { useEChart } from "../../components/useEChart";
 
 // Only the parts drawn here are bundled (ECharts' tree-shakeable entry points).
 use([BarChart, GridComponent, TooltipComponent, CanvasRenderer]);
@@ -26,54 +26,36 @@ interface BarsChartProps {
 
 /** One bar per category (an hour, a day, a status class), counts on the axis. */
 export default function BarsChart({ bars, description, seriesName, color, horizontal = false }: BarsChartProps) {
-  const element = useRef<HTMLDivElement>(null);
-  const chart = useRef<ECharts | null>(null);
-
-  useEffect(() => {
-    if (!element.current) return;
-    const instance = init(element.current, undefined, { renderer: "canvas" });
-    chart.current = instance;
-    const observer = new ResizeObserver(() => instance.resize());
-    observer.observe(element.current);
-    return () => {
-      observer.disconnect();
-      instance.dispose();
-      chart.current = null;
-    };
-  }, []);
-
-  useEffect(() => {
-    chart.current?.setOption(
-      {
-        animation: false,
-        grid: { left: 16, right: 24, top: 24, bottom: 8, containLabel: true },
-        tooltip: { trigger: "axis" },
-        [horizontal ? "yAxis" : "xAxis"]: {
-          type: "category",
-          data: bars.map((b) => b.label),
-          axisTick: { alignWithLabel: true },
-          // Every category named, top to bottom when across.
-          ...(horizontal ? { inverse: true, axisLabel: { interval: 0 } } : {}),
-        },
-        [horizontal ? "xAxis" : "yAxis"]: {
-          type: "value",
-          minInterval: 1,
-          // A narrow panel fits few figures across.
-          splitNumber: horizontal ? 3 : 5,
-          axisLabel: { hideOverlap: true },
-        },
-        series: [
-          {
-            name: seriesName,
-            type: "bar",
-            color,
-            data: bars.map((b) => (b.color ? { value: b.value, itemStyle: { color: b.color } } : b.value)),
-          },
-        ],
+  const element = useEChart(
+    () => ({
+      animation: false,
+      grid: { left: 16, right: 24, top: 24, bottom: 8, containLabel: true },
+      tooltip: { trigger: "axis" },
+      [horizontal ? "yAxis" : "xAxis"]: {
+        type: "category",
+        data: bars.map((b) => b.label),
+        axisTick: { alignWithLabel: true },
+        // Every category named, top to bottom when across.
+        ...(horizontal ? { inverse: true, axisLabel: { interval: 0 } } : {}),
       },
-      true,
-    );
-  }, [bars, seriesName, color, horizontal]);
+      [horizontal ? "xAxis" : "yAxis"]: {
+        type: "value",
+        minInterval: 1,
+        // A narrow panel fits few figures across.
+        splitNumber: horizontal ? 3 : 5,
+        axisLabel: { hideOverlap: true },
+      },
+      series: [
+        {
+          name: seriesName,
+          type: "bar",
+          color,
+          data: bars.map((b) => (b.color ? { value: b.value, itemStyle: { color: b.color } } : b.value)),
+        },
+      ],
+    }),
+    [bars, seriesName, color, horizontal],
+  );
 
   return <div ref={element} className="chart usage-chart" role="img" aria-label={description} />;
 }

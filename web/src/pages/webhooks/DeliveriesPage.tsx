@@ -6,11 +6,12 @@ import { Pager } from "../../components/Pager";
 import { ErrorState, Loading } from "../../components/states";
 import { formatDateTime, formatInteger } from "../../format";
 import { useCan } from "../../permissions";
+import { withOffset } from "../../search-params";
 import { type DeliveryEvent, useAllWebhooks, useEvents } from "./api";
 import { StatusBadge, WebhookTabs } from "./parts";
 import { RangeActions } from "./RangeActions";
 import { deliveriesRoute } from "./routes";
-import { EVENT_STATUSES, parseDeliverySearch, withOffset } from "./search";
+import { EVENT_STATUSES, parseDeliverySearch } from "./search";
 
 const when = (iso: string | null) => (iso ? formatDateTime(iso) : "—");
 

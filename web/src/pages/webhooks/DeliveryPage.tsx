@@ -2,15 +2,16 @@ import { useMutation, useQueryClient } from "@tanstack/react-query";
 import { Link, useNavigate } from "@tanstack/react-router";
 import { type ReactNode, useState } from "react";
 import { ConfirmButton } from "../../components/ConfirmButton";
+import { Facts } from "../../components/Facts";
 import { Pager } from "../../components/Pager";
 import { Empty, ErrorState, Loading, messageOf } from "../../components/states";
 import { formatDateTime, formatInteger } from "../../format";
 import { useCan } from "../../permissions";
+import { withOffset } from "../../search-params";
 import { type Attempt, type DeliveryEvent, eventsChanged, useAttempts, useEvent, useWebhook, webhooksApi } from "./api";
 import { readableBody } from "./attempt-body";
 import { ActionResult, type Result, StatusBadge } from "./parts";
 import { deliveryRoute } from "./routes";
-import { withOffset } from "./search";
 
 const when = (iso: string | null) => (iso ? formatDateTime(iso) : "—");
 
@@ -109,14 +110,7 @@ function Delivery({ event }: { event: DeliveryEvent }) {
       </div>
       <ActionResult result={result} />
       <section className="panel">
-        <dl className="facts">
-          {facts.map(([term, value]) => (
-            <div key={term} className="fact">
-              <dt>{term}</dt>
-              <dd>{value}</dd>
-            </div>
-          ))}
-        </dl>
+        <Facts facts={facts} />
       </section>
       <Attempts event={event} />
     </>

@@ -8,10 +8,11 @@ import { Pager } from "../../components/Pager";
 import { ErrorState, Loading, messageOf } from "../../components/states";
 import { formatDateTime } from "../../format";
 import { useCan } from "../../permissions";
+import { withOffset } from "../../search-params";
 import { useTrafficSources, useWebhookList, type Webhook, webhookChanged, webhooksApi } from "./api";
 import { ActionResult, type Result, StatusBadge, WebhookTabs } from "./parts";
 import { webhooksRoute } from "./routes";
-import { WEBHOOK_STATUSES, type WebhookListSearch, withOffset } from "./search";
+import { WEBHOOK_STATUSES, type WebhookListSearch } from "./search";
 
 /** The tenant's outgoing webhooks (GET settings), with what the person may do to each. */
 export function WebhooksPage() {

@@ -1,4 +1,5 @@
 import { isDay } from "../../dates.js";
+import { compact, isOneOf, positiveIntParam, textParam } from "../../search-params.js";
 
 /** The statuses the API gives webhooks and delivery events (the list filters offer exactly these). */
 export const WEBHOOK_STATUSES = ["Enabled", "Disabled", "Suspended"] as const;
@@ -13,37 +14,11 @@ export const ATTEMPTS_PAGE_SIZE = 20;
 
 const MAX_ID = 100;
 
-const oneOf = <T extends string>(values: readonly T[], value: unknown): value is T =>
-  typeof value === "string" && (values as readonly string[]).includes(value);
-
-/** An offset from the address: a whole number >= 0 (TanStack Router may hand it over as a number or a string). */
-export function readOffset(value: unknown): number | undefined {
-  const n = typeof value === "string" && /^\d+$/.test(value) ? Number(value) : value;
-  return typeof n === "number" && Number.isSafeInteger(n) && n > 0 ? n : undefined;
-}
-
-/** An id typed into a filter: trimmed, non-empty and no longer than the API accepts. */
+/** An id typed into a filter: trimmed, non-empty; a longer one than the API accepts is dropped (cut, it would name another). */
 function readId(value: unknown): string | undefined {
   if (typeof value !== "string" && typeof value !== "number") return undefined;
   const text = String(value).trim();
   return text !== "" && text.length <= MAX_ID ? text : undefined;
-}
-
-function readSearchText(value: unknown): string | undefined {
-  if (typeof value !== "string") return undefined;
-  const text = value.trim();
-  return text !== "" && text.length <= 200 ? text : undefined;
-}
-
-/** Only the keys that hold a value, so the address carries nothing empty. */
-function compact<T extends object>(search: { [K in keyof Required<T>]: T[K] | undefined }): T {
-  return Object.fromEntries(Object.entries(search).filter(([, v]) => v !== undefined)) as T;
-}
-
-/** The same view at another offset; the first page carries no offset in its address. */
-export function withOffset<T extends { offset?: number }>(search: T, offset: number): T {
-  const { offset: _, ...rest } = search;
-  return (offset > 0 ? { ...rest, offset } : rest) as T;
 }
 
 export interface WebhookListSearch {
@@ -54,9 +29,9 @@ export interface WebhookListSearch {
 
 export function parseWebhookListSearch(search: Record<string, unknown>): WebhookListSearch {
   return compact<WebhookListSearch>({
-    status: oneOf(WEBHOOK_STATUSES, search.status) ? search.status : undefined,
-    search: readSearchText(search.search),
-    offset: readOffset(search.offset),
+    status: isOneOf(WEBHOOK_STATUSES, search.status) ? search.status : undefined,
+    search: textParam(search.search, 200),
+    offset: positiveIntParam(search.offset),
   });
 }
 
@@ -77,13 +52,13 @@ export function parseDeliverySearch(search: Record<string, unknown>): DeliverySe
   const dateTo = isDay(search.dateTo) ? search.dateTo : undefined;
   const ordered = dateFrom === undefined || dateTo === undefined || dateFrom <= dateTo;
   return compact<DeliverySearch>({
-    status: oneOf(EVENT_STATUSES, search.status) ? search.status : undefined,
+    status: isOneOf(EVENT_STATUSES, search.status) ? search.status : undefined,
     webhookId: readId(search.webhookId),
     conversionId: readId(search.conversionId),
     clickId: readId(search.clickId),
     dateFrom: ordered ? dateFrom : undefined,
     dateTo: ordered ? dateTo : undefined,
-    offset: readOffset(search.offset),
+    offset: positiveIntParam(search.offset),
   });
 }
 
@@ -100,7 +75,7 @@ export interface AttemptSearch {
 }
 
 export function parseAttemptSearch(search: Record<string, unknown>): AttemptSearch {
-  return compact<AttemptSearch>({ offset: readOffset(search.offset) });
+  return compact<AttemptSearch>({ offset: positiveIntParam(search.offset) });
 }
 
 /** How soon a retry must be due for a page to watch for it; later ones are seen on the next visit. */

@@ -1,0 +1,37 @@
+/**
+ * Readers for a page's search params, shared by every area's `validateSearch`. The router hands
+ * values over already parsed (`?offset=50` and `?search=42` arrive as numbers) or, from a link a
+ * test or a person wrote, as strings; a value the API would refuse is left out rather than sent,
+ * so a shared address never leads to an error page. No imports, so logic tests load it as it is.
+ */
+
+/**
+ * A whole number above 0: a page's first row (the first page has none, so its address stays
+ * short) or a record's numeric id.
+ */
+export function positiveIntParam(value: unknown): number | undefined {
+  const n = typeof value === "string" && /^\d{1,16}$/.test(value) ? Number(value) : value;
+  return typeof n === "number" && Number.isSafeInteger(n) && n > 0 ? n : undefined;
+}
+
+/** Whether the value is one of an enum's names, exactly as the API spells them. */
+export const isOneOf = <T extends string>(values: readonly T[], value: unknown): value is T =>
+  typeof value === "string" && (values as readonly string[]).includes(value);
+
+/** Free text, trimmed; empty is none, and text longer than the API takes is cut to `max`. */
+export function textParam(value: unknown, max: number): string | undefined {
+  if (typeof value !== "string" && typeof value !== "number" && typeof value !== "boolean") return undefined;
+  const text = String(value).trim();
+  return text === "" ? undefined : text.slice(0, max);
+}
+
+/** Only the keys that hold a value, so the address carries nothing empty. */
+export function compact<T extends object>(search: { [K in keyof T]?: T[K] | undefined }): T {
+  return Object.fromEntries(Object.entries(search).filter(([, v]) => v !== undefined)) as T;
+}
+
+/** The same view at another offset; the first page carries no offset in its address. */
+export function withOffset<T extends { offset?: number | undefined }>(search: T, offset: number): T {
+  const { offset: _offset, ...rest } = search;
+  return (offset > 0 ? { ...rest, offset } : rest) as T;
+}
