@@ -1,5 +1,6 @@
 import type { Browser } from "playwright-core";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { DAY_MS } from "../src/platform/durations.js";
 import { ADMIN_KEY, createKeyViaApi, seedTenancy, startTestApp, type Tenancy, type TestApp } from "./helpers/app.js";
 import { hasChromium, launchChromium } from "./helpers/chromium.js";
 import {
@@ -18,7 +19,6 @@ import {
 // new key's value is on screen once, then nowhere: not in the DOM, not in the browser's storage.
 
 const ADMIN = { authorization: `Bearer ${ADMIN_KEY}` };
-const DAY_MS = 86_400_000;
 const day = (ms: number) => new Date(ms).toISOString().slice(0, 10);
 
 describe.skipIf(!hasChromium)("dashboard: API keys", () => {

@@ -1,6 +1,7 @@
 import type { Browser, Page } from "playwright-core";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { generateTraffic } from "../src/features/demo/traffic.js";
+import { DAY_MS } from "../src/platform/durations.js";
 import { seedTenancy, startTestApp, type Tenancy, type TestApp } from "./helpers/app.js";
 import { hasChromium, launchChromium } from "./helpers/chromium.js";
 import {
@@ -17,7 +18,6 @@ import {
 // Accounts and links (/accounts) end to end: every row, its order and its figures must be the
 // composite endpoints' own answer for the same parameters, asked as a third-party client would.
 
-const DAY_MS = 86_400_000;
 const PAGE_SIZE = 25;
 const day = (ms: number) => new Date(ms).toISOString().slice(0, 10);
 

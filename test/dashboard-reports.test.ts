@@ -2,6 +2,7 @@ import { readFile } from "node:fs/promises";
 import type { Browser, Page } from "playwright-core";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { generateTraffic } from "../src/features/demo/traffic.js";
+import { DAY_MS } from "../src/platform/durations.js";
 import { seedTenancy, startTestApp, type Tenancy, type TestApp } from "./helpers/app.js";
 import { CHROMIUM, hasChromium, launchChromium } from "./helpers/chromium.js";
 import {
@@ -20,7 +21,6 @@ if (!hasChromium) {
   console.warn(`dashboard reports tests skipped: they need Chromium at ${CHROMIUM} (Debian package 'chromium').`);
 }
 
-const DAY_MS = 86_400_000;
 const day = (ms: number) => new Date(ms).toISOString().slice(0, 10);
 const FIELDS = ["brand", "trafficSource"];
 const STATS = ["clicks", "signups", "commission", "conversionRate"];

@@ -1,5 +1,6 @@
 /** Reports count whole UTC days: ranges here are UTC calendar days, as YYYY-MM-DD. */
-const DAY_MS = 86_400_000;
+/** A UTC day in milliseconds. */
+export const DAY_MS = 86_400_000;
 const DATE = /^\d{4}-\d{2}-\d{2}$/;
 
 export interface DayRange {

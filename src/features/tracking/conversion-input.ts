@@ -1,3 +1,4 @@
+import { DAY_MS } from "../../platform/durations.js";
 import { parseDateTime } from "../../platform/http/dates.js";
 import {
   COMMISSION_TYPES,
@@ -46,7 +47,6 @@ export class ConversionInputError extends Error {
 
 const CURRENCIES: ReadonlySet<string> = new Set(Intl.supportedValuesOf("currency"));
 const DECIMAL = /^-?(0|[1-9][0-9]{0,14})(\.[0-9]{1,4})?$/;
-const DAY_MS = 86_400_000;
 
 /**
  * How far back an occurredAt may be: the retention of raw conversions, the very figure the

@@ -4,6 +4,7 @@ import { api, unwrap } from "../../api/client";
 import { ConfirmButton } from "../../components/ConfirmButton";
 import { type Column, DataTable } from "../../components/DataTable";
 import { messageOf } from "../../components/states";
+import { DAY_MS } from "../../dates";
 import { formatDateTime } from "../../format";
 import { KEYS } from "./queries";
 
@@ -18,7 +19,7 @@ export interface KeyRow {
   createdBy: { id: string; name: string } | null;
 }
 
-const WEEK_MS = 7 * 86_400_000;
+const WEEK_MS = 7 * DAY_MS;
 
 /** Expired, or inside the last week, when the service raises its expiry issue. */
 function ExpiryBadge({ at }: { at: string }) {
