@@ -1,8 +1,8 @@
 import type { Browser } from "playwright-core";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { DAY_MS } from "../src/platform/durations.js";
-import { ADMIN_KEY, createKeyViaApi, seedTenancy, startTestApp, type Tenancy, type TestApp } from "./helpers/app.js";
-import { hasChromium, launchChromium } from "./helpers/chromium.js";
+import { ADMIN_KEY, createKeyViaApi, seedTenancy, type Tenancy, type TestApp } from "./helpers/app.js";
+import { hasChromium } from "./helpers/chromium.js";
 import {
   addPerson,
   documentText,
@@ -12,6 +12,8 @@ import {
   openDashboardPage,
   screenshot,
   signIn,
+  startDashboard,
+  stopDashboard,
   WAIT_MS,
 } from "./helpers/dashboard-browser.js";
 
@@ -28,16 +30,10 @@ describe.skipIf(!hasChromium)("dashboard: API keys", () => {
   let origin: string;
 
   beforeAll(async () => {
-    t = await startTestApp();
-    who = await seedTenancy(t);
-    origin = await t.app.listen({ port: 0, host: "127.0.0.1" });
-    browser = await launchChromium();
+    ({ t, who, browser, origin } = await startDashboard());
   }, 120_000);
 
-  afterAll(async () => {
-    await browser?.close();
-    await t?.close();
-  });
+  afterAll(() => stopDashboard({ t, browser }));
 
   const apiMessage = async (payload: object, path: string) => {
     const res = await t.call({

@@ -2,8 +2,8 @@ import type { Browser, Page } from "playwright-core";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { generateTraffic } from "../src/features/demo/traffic.js";
 import { DAY_MS } from "../src/platform/durations.js";
-import { seedTenancy, startTestApp, type Tenancy, type TestApp } from "./helpers/app.js";
-import { hasChromium, launchChromium } from "./helpers/chromium.js";
+import type { Tenancy, TestApp } from "./helpers/app.js";
+import { hasChromium } from "./helpers/chromium.js";
 import {
   expectAccessible,
   expectClean,
@@ -11,6 +11,8 @@ import {
   openDashboardPage,
   screenshot,
   signInSettled,
+  startDashboard,
+  stopDashboard,
   trackRequests,
   WAIT_MS,
 } from "./helpers/dashboard-browser.js";
@@ -45,18 +47,15 @@ describe.skipIf(!hasChromium)("dashboard: accounts and links", () => {
   const previousFrom = day(Date.now() - 59 * DAY_MS);
 
   beforeAll(async () => {
-    t = await startTestApp({ app: { rateLimit: { max: 100_000 } } });
-    who = await seedTenancy(t);
     // More accounts than a page holds, with traffic in both the default period and the one before.
-    await generateTraffic(t.ctx.db, who.tenantId, { days: 60, clicks: 3000, accounts: 32, now: t.clock.now() });
-    origin = await t.app.listen({ port: 0, host: "127.0.0.1" });
-    browser = await launchChromium();
+    ({ t, who, browser, origin } = await startDashboard(
+      (app, tenant) =>
+        generateTraffic(app.ctx.db, tenant.tenantId, { days: 60, clicks: 3000, accounts: 32, now: app.clock.now() }),
+      { app: { rateLimit: { max: 100_000 } } },
+    ));
   }, 180_000);
 
-  afterAll(async () => {
-    await browser?.close();
-    await t?.close();
-  });
+  afterAll(() => stopDashboard({ t, browser }));
 
   /** The endpoint's page for these parameters. */
   async function apiPage(path: string, params: Record<string, string | number>) {

@@ -2,8 +2,8 @@ import type { Browser } from "playwright-core";
 import { Webhook } from "standardwebhooks";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { emitNotification } from "../src/features/notifications/index.js";
-import { seedTenancy, startTestApp, type Tenancy, type TestApp } from "./helpers/app.js";
-import { hasChromium, launchChromium } from "./helpers/chromium.js";
+import type { Tenancy, TestApp } from "./helpers/app.js";
+import { hasChromium } from "./helpers/chromium.js";
 import {
   addPerson,
   documentText,
@@ -13,6 +13,8 @@ import {
   openDashboardPage,
   screenshot,
   signIn,
+  startDashboard,
+  stopDashboard,
   WAIT_MS,
 } from "./helpers/dashboard-browser.js";
 import { type Received, type Receiver, startReceiver } from "./helpers/receiver.js";
@@ -37,15 +39,13 @@ describe.skipIf(!hasChromium)("dashboard: operational webhooks", () => {
 
   beforeAll(async () => {
     rx = await startReceiver();
-    t = await startTestApp({ env: { WEBHOOK_ALLOWED_HOSTS: "127.0.0.1", WEBHOOK_TIMEOUT_MS: "5000" } });
-    who = await seedTenancy(t);
-    origin = await t.app.listen({ port: 0, host: "127.0.0.1" });
-    browser = await launchChromium();
+    ({ t, who, browser, origin } = await startDashboard(undefined, {
+      env: { WEBHOOK_ALLOWED_HOSTS: "127.0.0.1", WEBHOOK_TIMEOUT_MS: "5000" },
+    }));
   }, 120_000);
 
   afterAll(async () => {
-    await browser?.close();
-    await t?.close();
+    await stopDashboard({ t, browser });
     await rx?.close();
   });
 

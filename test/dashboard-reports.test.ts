@@ -3,14 +3,16 @@ import type { Browser, Page } from "playwright-core";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { generateTraffic } from "../src/features/demo/traffic.js";
 import { DAY_MS } from "../src/platform/durations.js";
-import { seedTenancy, startTestApp, type Tenancy, type TestApp } from "./helpers/app.js";
-import { CHROMIUM, hasChromium, launchChromium } from "./helpers/chromium.js";
+import { seedTenancy, type Tenancy, type TestApp } from "./helpers/app.js";
+import { CHROMIUM, hasChromium } from "./helpers/chromium.js";
 import {
   expectAccessible,
   expectClean,
   openDashboardPage,
   screenshot,
   signIn,
+  startDashboard,
+  stopDashboard,
   WAIT_MS,
 } from "./helpers/dashboard-browser.js";
 
@@ -103,17 +105,12 @@ describe.skipIf(!hasChromium)("dashboard reports page", () => {
   const window = { conversionDateFrom: from, conversionDateTo: to };
 
   beforeAll(async () => {
-    t = await startTestApp();
-    who = await seedTenancy(t);
-    await generateTraffic(t.ctx.db, who.tenantId, { days: 30, clicks: 2000, now: t.clock.now() });
-    origin = await t.app.listen({ port: 0, host: "127.0.0.1" });
-    browser = await launchChromium();
+    ({ t, who, browser, origin } = await startDashboard((app, tenant) =>
+      generateTraffic(app.ctx.db, tenant.tenantId, { days: 30, clicks: 2000, now: app.clock.now() }),
+    ));
   }, 180_000);
 
-  afterAll(async () => {
-    await browser?.close();
-    await t?.close();
-  });
+  afterAll(() => stopDashboard({ t, browser }));
 
   it("opens a shared report with the API's figures, sorts, charts and downloads them", {
     timeout: 180_000,

@@ -1,7 +1,7 @@
 import type { Browser } from "playwright-core";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { seedTenancy, startTestApp, type Tenancy, type TestApp } from "./helpers/app.js";
-import { hasChromium, launchChromium } from "./helpers/chromium.js";
+import type { Tenancy, TestApp } from "./helpers/app.js";
+import { hasChromium } from "./helpers/chromium.js";
 import {
   addPerson,
   documentText,
@@ -11,6 +11,8 @@ import {
   openDashboardPage,
   screenshot,
   signIn,
+  startDashboard,
+  stopDashboard,
   WAIT_MS,
 } from "./helpers/dashboard-browser.js";
 
@@ -24,16 +26,10 @@ describe.skipIf(!hasChromium)("dashboard: settings", () => {
   let origin: string;
 
   beforeAll(async () => {
-    t = await startTestApp();
-    who = await seedTenancy(t);
-    origin = await t.app.listen({ port: 0, host: "127.0.0.1" });
-    browser = await launchChromium();
+    ({ t, who, browser, origin } = await startDashboard());
   }, 120_000);
 
-  afterAll(async () => {
-    await browser?.close();
-    await t?.close();
-  });
+  afterAll(() => stopDashboard({ t, browser }));
 
   const settings = async () =>
     (await t.call({ method: "GET", url: "/api/v1/settings", headers: { authorization: who.bearer } })).json().data;

@@ -3,7 +3,8 @@ import { createRequire } from "node:module";
 import { join } from "node:path";
 import type { Browser, BrowserContext, Page } from "playwright-core";
 import { expect } from "vitest";
-import { ADMIN_KEY, type Tenancy, type TestApp } from "./app.js";
+import { ADMIN_KEY, seedTenancy, startTestApp, type Tenancy, type TestApp, type TestAppOptions } from "./app.js";
+import { launchChromium } from "./chromium.js";
 
 /** Screenshots land here (git-ignored), one per page, to look at. */
 export const ARTIFACTS = join(import.meta.dirname, "..", "..", "artifacts", "dashboard");
@@ -196,4 +197,32 @@ export function trackRequests(page: Page): void {
 export async function gotoWhenIdle(page: Page, url: string): Promise<void> {
   await expect.poll(() => inFlight.get(page)?.size ?? 0, { timeout: WAIT_MS }).toBe(0);
   await page.goto(url);
+}
+
+export interface DashboardRun {
+  t: TestApp;
+  who: Tenancy;
+  browser: Browser;
+  origin: string;
+}
+
+/**
+ * The real service on a loopback port with one tenant, and Chromium: what every dashboard test
+ * file starts from. `seed` adds the file's own data before the port opens.
+ */
+export async function startDashboard(
+  seed?: (t: TestApp, who: Tenancy) => Promise<unknown>,
+  options: TestAppOptions = {},
+): Promise<DashboardRun> {
+  const t = await startTestApp(options);
+  const who = await seedTenancy(t);
+  await seed?.(t, who);
+  const origin = await t.app.listen({ port: 0, host: "127.0.0.1" });
+  return { t, who, origin, browser: await launchChromium() };
+}
+
+/** Closes what startDashboard opened, whatever of it a failed start left. */
+export async function stopDashboard(run: Partial<DashboardRun>): Promise<void> {
+  await run.browser?.close();
+  await run.t?.close();
 }
