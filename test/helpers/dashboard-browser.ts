@@ -18,6 +18,8 @@ export interface PageLog {
   pageErrors: string[];
   /** Every JS and CSS answer: URL and bytes on the wire (compressed body + headers). */
   scripts: { url: string; bytes: number }[];
+  /** Data requests (fetch, XHR) to our origin outside /api/v1: the dashboard may make none. */
+  beyondApi: string[];
 }
 
 /** A fresh browser context (its own sessionStorage) whose page records every failure. */
@@ -28,8 +30,16 @@ export async function openDashboardPage(
 ): Promise<{ context: BrowserContext; page: Page; log: PageLog }> {
   const context = await browser.newContext({ viewport: { width: 1024, height: 800 } });
   const page = await context.newPage();
-  const log: PageLog = { ownFailures: [], external: [], consoleErrors: [], pageErrors: [], scripts: [] };
+  const log: PageLog = { ownFailures: [], external: [], consoleErrors: [], pageErrors: [], scripts: [], beyondApi: [] };
   const isOwn = (url: string) => url === origin || url.startsWith(`${origin}/`);
+  // The dashboard is a client of /api/v1 like any other: no admin, operator or private route.
+  page.on("request", (request) => {
+    const type = request.resourceType();
+    if ((type === "fetch" || type === "xhr") && isOwn(request.url())) {
+      const path = new URL(request.url()).pathname;
+      if (!path.startsWith("/api/v1/")) log.beyondApi.push(`${request.method()} ${path}`);
+    }
+  });
   await page.route("**/*", async (route) => {
     const url = route.request().url();
     if (isOwn(url) || url.startsWith("data:") || url.startsWith("blob:")) return route.continue();
@@ -128,6 +138,7 @@ export function expectClean(log: PageLog, refusedSignIn = false): void {
   expect(errors, "console errors").toEqual([]);
   expect(log.external, "requests to another origin").toEqual([]);
   expect(log.ownFailures, "failed requests to the service").toEqual([]);
+  expect(log.beyondApi, "data requests outside /api/v1").toEqual([]);
 }
 
 /** axe-core finds no serious or critical violation on the page as it stands. */
