@@ -1,6 +1,5 @@
 import swagger from "@fastify/swagger";
 import swaggerUi from "@fastify/swagger-ui";
-import scalar from "@scalar/fastify-api-reference";
 import Fastify, { type FastifyInstance, type FastifyServerOptions } from "fastify";
 import type { Config } from "./config.js";
 import type { AppContext } from "./context.js";
@@ -8,6 +7,7 @@ import type { AppContext } from "./context.js";
 // so no import chain runs from one feature's service through another's routes (a run-time
 // import cycle; .dependency-cruiser.cjs refuses one).
 import { adminKeyGuard, adminRoutes } from "./features/admin/routes.js";
+import { apiReferenceRoutes } from "./features/api-docs/routes.js";
 import { apiTokenExpiryJob } from "./features/api-tokens/index.js";
 import { apiTokenRoutes } from "./features/api-tokens/routes.js";
 import { auditRoutes } from "./features/audit/routes.js";
@@ -22,6 +22,8 @@ import {
 import { authRoutes } from "./features/auth/routes.js";
 import { catalogRoutes } from "./features/catalog/routes.js";
 import { dashboardRoutes } from "./features/dashboard/routes.js";
+import { GOOGLE_ADS_RETENTION, googleAds, googleAdsQueue } from "./features/google-ads/index.js";
+import { googleAdsRoutes } from "./features/google-ads/routes.js";
 import { activeVersionRoute } from "./features/health/active-version.js";
 import { buildReport, CachedReport, defaultChecks, type HealthCheck } from "./features/health/index.js";
 import { healthRoutes } from "./features/health/routes.js";
@@ -39,6 +41,12 @@ import {
 import { webhookSettingsRoutes } from "./features/outgoing-webhooks/settings-routes.js";
 import { rollupBlocksJob } from "./features/reports/index.js";
 import { reportRoutes } from "./features/reports/routes.js";
+import {
+  SOURCE_POSTBACK_RETENTION,
+  sourcePostbackHook,
+  sourcePostbackWorker,
+} from "./features/source-postbacks/index.js";
+import { sourcePostbackRoutes } from "./features/source-postbacks/routes.js";
 import { userRoutes } from "./features/tenants/routes.js";
 import { settingsRoutes } from "./features/tenants/settings-routes.js";
 import { conversionRoutes } from "./features/tracking/conversion-routes.js";
@@ -54,6 +62,7 @@ import type { Db } from "./platform/db/index.js";
 import { frameworkErrors, httpConventions, MAX_PARAM_LENGTH } from "./platform/http/conventions.js";
 import { pathIdGuard } from "./platform/http/path-ids.js";
 import { limiter, type RateLimitOptions, rateLimits } from "./platform/http/rate-limit.js";
+import { sharedSerializers } from "./platform/http/serializers.js";
 import { newId, newRequestId } from "./platform/ids.js";
 import { JobRegistry } from "./platform/jobs.js";
 import { secretSafeLogger } from "./platform/log-redaction.js";
@@ -113,6 +122,8 @@ export async function buildApp(options: AppOptions): Promise<BuiltApp> {
     routerOptions: { maxParamLength: MAX_PARAM_LENGTH },
     // The router's own refusals (bad percent-encoding, ...) in the envelope too.
     frameworkErrors,
+    // One serializer per response schema object, not one per route and status (serializers.ts).
+    schemaController: { compilersFactory: { buildSerializer: sharedSerializers() } },
     ajv: {
       // verbose: errors carry the value at fault, so a message can name it.
       customOptions: {
@@ -135,6 +146,8 @@ export async function buildApp(options: AppOptions): Promise<BuiltApp> {
       ...TRACKING_RETENTION,
       ...NOTIFICATION_RETENTION,
       ...WEBHOOK_RETENTION,
+      ...SOURCE_POSTBACK_RETENTION,
+      ...GOOGLE_ADS_RETENTION,
     ]),
   );
   jobs.register(apiTokenExpiryJob(unbounded));
@@ -166,7 +179,15 @@ export async function buildApp(options: AppOptions): Promise<BuiltApp> {
   // Every conversion writes its delivery events in its own transaction.
   ctx.tracking.conversionHooks.push(webhookFanOut);
   ctx.tracking.clickHooks.push(webhookClickFanOut);
+  // Traffic-source postbacks are queued in the same transaction (docs/traffic-source-postbacks.md).
+  ctx.tracking.conversionHooks.push(sourcePostbackHook);
+  // Conversions with a gclid are queued for Google Ads in the same transaction (docs/google-ads.md).
+  ctx.tracking.conversionHooks.push(googleAdsQueue);
+  const ads = googleAds({ db, clock, log: app.log, config, serviceSecret: options.jwtSecret });
+  jobs.register(ads.job);
   const workers = new WorkerLoops({ mail: ctx.mail, delivery: ctx.delivery, notifications: ctx.notifications.worker });
+  workers.others.push(sourcePostbackWorker({ db, clock, log: app.log, config }));
+  workers.others.push(ads.worker);
 
   // Revocations from any node reach this node's key and person caches; buffered writes land before close.
   const stopListening = await listenForRevocations(db, ctx);
@@ -222,16 +243,18 @@ export async function buildApp(options: AppOptions): Promise<BuiltApp> {
     // No default fonts: Scalar would fetch them from its CDN, and the docs must work offline.
     // Its hosted-product features (Ask AI, the MCP generator, the developer toolbar with its
     // Configure, Share and Deploy menus) mean nothing for a self-hosted service: all off.
-    await client.register(scalar, {
-      routePrefix: "/api/docs",
-      configuration: {
-        url: "/api/swagger/v1/swagger.json",
-        withDefaultFonts: false,
-        agent: { disabled: true },
-        mcp: { disabled: true },
-        showDeveloperTools: "never",
-      },
-    });
+    await client.register(
+      apiReferenceRoutes({
+        routePrefix: "/api/docs",
+        configuration: {
+          url: "/api/swagger/v1/swagger.json",
+          withDefaultFonts: false,
+          agent: { disabled: true },
+          mcp: { disabled: true },
+          showDeveloperTools: "never",
+        },
+      }),
+    );
     client.get("/api/swagger/v1/swagger.json", { schema: { hide: true } }, async () => client.swagger());
     await client.register(
       healthRoutes(ctx, () => health.get()),
@@ -256,6 +279,8 @@ export async function buildApp(options: AppOptions): Promise<BuiltApp> {
         await v1.register(reportRoutes(ctx));
         await v1.register(webhookSettingsRoutes(ctx));
         await v1.register(webhookEventRoutes(ctx));
+        await v1.register(sourcePostbackRoutes(ctx));
+        await v1.register(googleAdsRoutes(ctx, ads));
         await v1.register(notificationRoutes(ctx));
       },
       { prefix: "/api/v1" },

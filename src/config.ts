@@ -47,6 +47,8 @@ export interface Config {
   /** Memory and disk bounds of the write buffers (docs/limits.md, "Embedded database, buffers ..."). */
   buffers: BufferLimits;
   build: BuildOverrides;
+  /** Google's OAuth token endpoint and Data Manager API base (docs/google-ads.md); tests point them at loopback. */
+  google: { oauthTokenUrl: string; dataManagerUrl: string };
 }
 
 export interface BufferLimits {
@@ -254,6 +256,12 @@ export function loadConfig(env: Env): Config {
       clickBufferMaxBytes: integer(env, "CLICK_BUFFER_MAX_BYTES", 64 * 1024 * 1024, 1024 * 1024, 2 ** 40),
       clickSpillMaxBytes: integer(env, "CLICK_SPILL_MAX_BYTES", 1024 * 1024 * 1024, 0, 2 ** 50),
       usageBufferMaxBytes: integer(env, "USAGE_BUFFER_MAX_BYTES", 16 * 1024 * 1024, 64 * 1024, 2 ** 40),
+    },
+    google: {
+      oauthTokenUrl: url(env, "GOOGLE_OAUTH_TOKEN_URL", ["http:", "https:"]) ?? "https://oauth2.googleapis.com/token",
+      dataManagerUrl: (
+        url(env, "GOOGLE_DATA_MANAGER_URL", ["http:", "https:"]) ?? "https://datamanager.googleapis.com"
+      ).replace(/\/+$/, ""),
     },
     build: {
       version: text(env, "APP_VERSION"),

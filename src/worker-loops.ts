@@ -2,6 +2,12 @@ import type { NotificationWorker } from "./features/notifications/worker.js";
 import type { DeliveryWorker } from "./features/outgoing-webhooks/worker.js";
 import type { MailSender } from "./platform/mail.js";
 
+/** Another feature's background loop (Google Ads uploads, ...): started and stopped with the rest. */
+export interface BackgroundLoop {
+  start(): void | Promise<void>;
+  stop(): Promise<void>;
+}
+
 /**
  * The worker role's loops of one node: the mail outbox, outgoing webhook delivery and
  * operational webhook delivery. One owner: `buildApp` makes them and stops them when the app
@@ -13,6 +19,8 @@ export class WorkerLoops {
 
   constructor(
     private readonly loops: { mail: MailSender; delivery: DeliveryWorker; notifications: NotificationWorker },
+    /** Features' own loops; a feature pushes its loop here in app.ts. */
+    readonly others: BackgroundLoop[] = [],
   ) {}
 
   get running(): boolean {
@@ -25,6 +33,7 @@ export class WorkerLoops {
     this.loops.mail.start();
     await this.loops.delivery.start();
     await this.loops.notifications.start();
+    for (const loop of this.others) await loop.start();
   }
 
   /** Lets the rounds under way finish; what is left waits in its table for the next worker. */
@@ -33,5 +42,6 @@ export class WorkerLoops {
     await this.loops.mail.stop();
     await this.loops.delivery.stop();
     await this.loops.notifications.stop();
+    for (const loop of this.others) await loop.stop();
   }
 }

@@ -58,7 +58,7 @@ const CASES: ResourceCase[] = [
     path: "traffic-sources",
     audit: "traffic_source",
     create: (name) => ({ name }),
-    defaults: { url: null },
+    defaults: { url: null, clickIdParam: null, postback: null },
     patch: () => ({ url: "https://ads.example/campaign" }),
   },
   {

@@ -37,7 +37,8 @@ import { measureCost } from "./load.js";
  * the service, and PGlite when it is the database) and databaseCpuMsPer1k (the service's
  * PostgreSQL backends, from /proc). The load generator runs in a child process, with
  * BENCH_WORKERS worker threads (default 1; 0 = on its main thread). BENCH_API_FIGURES (a comma
- * list of the names above) runs only those.
+ * list of the names above) runs only those. BENCH_CPU_PROFILE (a directory) writes a CPU profile
+ * of each measured run there (profile.ts).
  */
 
 const BENCH = "api-baseline";

@@ -3,6 +3,7 @@ import { fileURLToPath } from "node:url";
 import { type Reporter, round, type Settings, type Target } from "../shared.js";
 import { type Backends, type Cost, costSince, markCost, perThousand } from "./cost.js";
 import type { LoadResult } from "./load-process.js";
+import { startProfile } from "./profile.js";
 
 const LOAD_SCRIPT = fileURLToPath(new URL("./load-process.ts", import.meta.url));
 
@@ -84,9 +85,11 @@ export async function measureCost(
     requireAllOk(`${figure} (warm-up)`, target, await load(target, s.warmupS, s));
   }
   r.progress(`${figure}: measuring ${s.durationS}s with ${s.connections} connections`);
+  const stopProfile = await startProfile(figure);
   const mark = await markCost(backends);
   const result = await load(target, s.durationS, s);
   const cost: Cost = await costSince(mark, backends);
+  if (stopProfile) r.progress(`${figure}: CPU profile in ${await stopProfile()}`);
   const requests = requireAllOk(figure, target, result);
   return {
     reqPerSec: round(result.reqPerSec, 1),

@@ -7,6 +7,7 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { fileURLToPath } from "node:url";
 import pg from "pg";
+import { ensureServerBuilt } from "../../scripts/build-server.js";
 import { reporter, round } from "../shared.js";
 import { peakRss, processTree } from "./process-tree.js";
 
@@ -16,15 +17,17 @@ import { peakRss, processTree } from "./process-tree.js";
  * Per database (BENCH_DATABASES, default both; PostgreSQL in a database of its own made for the
  * run and dropped after it, on BENCH_DATABASE_URL's server):
  *   first-start  `npm start` on an empty DATA_DIR (migrations, demo data) to the first healthy
- *                answer of GET /api/health
+ *                answer of GET /api/health; with the server's own `startupMs` (its `started` log
+ *                line: milliseconds since its process started at the end of each step)
  *   restart      stopped with SIGTERM and started again on the same DATA_DIR to healthy
  *                (BENCH_STARTUP_RESTARTS times, default 3: each time printed, and the median)
  *   idle-rss     after the last restart and BENCH_STARTUP_IDLE_S (default 10) of idleness: the
  *                resident set of every process `npm start` left running (npm, a shell, tsx, the
  *                server: whichever are really there), and their sum; the server's peak too
  * SEED_DEMO is on for both databases, so the two figures hold the same data.
- * BENCH_STARTUP_COMMAND=node runs `node --import tsx src/main.ts` instead of `npm start`
- * (without npm and the prestart build checks), to tell their share.
+ * BENCH_STARTUP_COMMAND=node runs `node dist/main.js` (the build `npm start` runs, made first if
+ * stale) instead of `npm start`, without npm and the prestart build checks, to tell their share;
+ * BENCH_STARTUP_COMMAND=tsx runs the sources through tsx (`node --import tsx src/main.ts`).
  */
 
 const BENCH = "startup";
@@ -53,6 +56,17 @@ function freePort(): Promise<number> {
   });
 }
 
+type Command = "npm" | "node" | "tsx";
+
+const ARGS: Record<Command, [string, string[]]> = {
+  npm: ["npm", ["start", "--silent"]],
+  node: ["node", ["dist/main.js"]],
+  tsx: ["node", ["--import", "tsx", "src/main.ts"]],
+};
+
+/** The server among the processes a command left running. */
+const isServer = (command: string) => /(src\/main\.ts|dist\/main\.js)/.test(command);
+
 interface Started {
   child: ChildProcess;
   port: number;
@@ -60,17 +74,33 @@ interface Started {
   /** CPU time the processes still running had used by then (those that had exited not counted). */
   cpuMs: number;
   output: string[];
+  /** The server's own `startupMs` from its `started` line, when it logged one. */
+  startupMs: Record<string, number> | undefined;
+}
+
+/** The `startupMs` of the `started` log line (pino's JSON) in the output so far. */
+function startupMs(output: string[]): Record<string, number> | undefined {
+  for (const line of output.join("").split("\n")) {
+    if (!line.includes('"startupMs"')) continue;
+    try {
+      const parsed = JSON.parse(line) as { startupMs?: Record<string, number> };
+      if (parsed.startupMs !== undefined) return parsed.startupMs;
+    } catch {
+      // Not a whole JSON line.
+    }
+  }
+  return undefined;
 }
 
 const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
 
 /** Starts the service and waits for a healthy /api/health; the time is from spawn to that answer. */
-async function start(env: NodeJS.ProcessEnv, command: "npm" | "node"): Promise<Started> {
+async function start(env: NodeJS.ProcessEnv, command: Command): Promise<Started> {
   const port = await freePort();
   const started = performance.now();
-  const args = command === "npm" ? ["start", "--silent"] : ["--import", "tsx", "src/main.ts"];
+  const [file, args] = ARGS[command];
   // Its own process group, so whatever it leaves behind can be stopped by its group id.
-  const child = spawn(command, args, {
+  const child = spawn(file, args, {
     cwd: ROOT,
     env: { ...env, PORT: String(port), HOST: "127.0.0.1" },
     stdio: ["ignore", "pipe", "pipe"],
@@ -101,7 +131,10 @@ async function start(env: NodeJS.ProcessEnv, command: "npm" | "node"): Promise<S
       await res.arrayBuffer();
       if (res.status === 200) {
         const healthyMs = performance.now() - started;
-        return { child, port, healthyMs, cpuMs: treeCpuMs(child.pid as number), output };
+        const cpu = treeCpuMs(child.pid as number);
+        // The `started` line is written just before the port answers; a moment for it to arrive.
+        for (let i = 0; i < 40 && startupMs(output) === undefined; i++) await sleep(25);
+        return { child, port, healthyMs, cpuMs: cpu, output, startupMs: startupMs(output) };
       }
     } catch {
       // Not listening yet.
@@ -165,7 +198,10 @@ function median(values: number[]): number {
 const MB = 1024 * 1024;
 
 async function measureDatabase(kind: "pglite" | "postgres", env: NodeJS.ProcessEnv): Promise<void> {
-  const command = process.env.BENCH_STARTUP_COMMAND === "node" ? "node" : "npm";
+  const chosen = process.env.BENCH_STARTUP_COMMAND?.trim() || "npm";
+  if (!(chosen in ARGS)) throw new Error(`BENCH_STARTUP_COMMAND must be npm, node or tsx, got '${chosen}'`);
+  const command = chosen as Command;
+  if (command === "node") await ensureServerBuilt();
   const restarts = Math.max(1, Math.round(setting("BENCH_STARTUP_RESTARTS", 3)));
   const idleS = setting("BENCH_STARTUP_IDLE_S", 10);
 
@@ -177,6 +213,7 @@ async function measureDatabase(kind: "pglite" | "postgres", env: NodeJS.ProcessE
     command,
     healthyMs: Math.round(running.healthyMs),
     cpuMs: Math.round(running.cpuMs),
+    startupMs: running.startupMs,
   });
   const times: number[] = [];
   try {
@@ -192,6 +229,7 @@ async function measureDatabase(kind: "pglite" | "postgres", env: NodeJS.ProcessE
         run: i + 1,
         healthyMs: Math.round(running.healthyMs),
         cpuMs: Math.round(running.cpuMs),
+        startupMs: running.startupMs,
       });
     }
     report.emit({
@@ -207,7 +245,7 @@ async function measureDatabase(kind: "pglite" | "postgres", env: NodeJS.ProcessE
     const pid = running.child.pid as number;
     const tree = processTree(pid);
     const total = tree.reduce((sum, p) => sum + p.rssBytes, 0);
-    const server = tree.find((p) => p.command.includes("src/main.ts"));
+    const server = tree.find((p) => isServer(p.command));
     report.emit({
       figure: "idle-rss",
       db: kind,

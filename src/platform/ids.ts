@@ -34,7 +34,9 @@ export type IdPrefix =
   | "wh"
   | "evt"
   | "att"
-  | "msg";
+  | "msg"
+  | "gup"
+  | "tsp";
 
 // Random bytes are drawn 4 KiB at a time: one syscall per ~400 ids instead of one per id,
 // which matters because every request gets an id.

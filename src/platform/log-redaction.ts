@@ -63,6 +63,9 @@ const SCHEME_CREDENTIAL = /\b(bearer|apikey|basic)(\s+)[A-Za-z0-9._~+/=%-]{8,}/g
 // Operational webhook signing secrets, and anything shaped like a JWT.
 const SIGNING_SECRET = /\bwhsec_[A-Za-z0-9+/=_-]+/g;
 const JWT = /\beyJ[A-Za-z0-9_-]+\.[A-Za-z0-9_-]+\.[A-Za-z0-9_-]*/g;
+// Google OAuth values (Google Ads integrations): access tokens (ya29.) and client secrets
+// (GOCSPX-) of any length, refresh tokens (1// and 20+ characters, so /go/1//2 stays readable).
+const GOOGLE_OAUTH = /\b(?:ya29\.|GOCSPX-)[A-Za-z0-9._~+/=-]+|(?<![A-Za-z0-9])1\/\/[A-Za-z0-9._~+/=-]{20,}/g;
 // A run of 32+ base64 or URL-encoded characters in both cases: what API keys (base64 of 32
 // bytes) and postback keys look like, wherever they turn up (a path id, a wrong parameter).
 // The service's own ids are lower-case and shorter, so they stay readable.
@@ -87,7 +90,8 @@ export function redactText(text: string): string {
         .replace(USER_INFO, `$1${REDACTED}@`)
         .replace(SCHEME_CREDENTIAL, `$1$2${REDACTED}`)
         .replace(SIGNING_SECRET, `whsec_${REDACTED}`)
-        .replace(JWT, REDACTED),
+        .replace(JWT, REDACTED)
+        .replace(GOOGLE_OAUTH, REDACTED),
     ),
   );
 }

@@ -12,6 +12,7 @@ import { Overview } from "./pages/Overview";
 import { reportsRoutes } from "./pages/reports/routes";
 import { SignIn } from "./pages/SignIn";
 import { settingsRoutes } from "./pages/settings/routes";
+import { trafficSourceRoutes } from "./pages/traffic-sources/routes";
 import { usageRoutes } from "./pages/usage/routes";
 import { webhooksRoutes } from "./pages/webhooks/routes";
 import { appRoute, rootRoute } from "./shell";
@@ -67,6 +68,7 @@ export const router = createRouter({
       ...reportsRoutes,
       ...compositesRoutes,
       ...catalogRoutes,
+      ...trafficSourceRoutes,
       ...conversionsRoutes,
       ...webhooksRoutes,
       ...notificationsRoutes,

@@ -2,6 +2,7 @@ import { type TObject, Type } from "typebox";
 import { PageQuery } from "../../platform/http/envelope.js";
 import { NullableString } from "../../platform/http/nullable.js";
 import type { Permission } from "../auth/index.js";
+import { ClickIdParam, NullablePostback, PostbackOrNull } from "../source-postbacks/schemas.js";
 
 export type CatalogTable = "brands" | "programs" | "accounts" | "links" | "traffic_sources" | "trackers";
 
@@ -11,7 +12,7 @@ export type CatalogTable = "brands" | "programs" | "accounts" | "links" | "traff
  */
 export interface FieldDef {
   column: string;
-  kind: "text" | "url" | "ref" | "refs";
+  kind: "text" | "url" | "ref" | "refs" | "json";
   /** Length bounds checked after trimming. */
   length?: { min: number; max: number };
   /** Refuses a value of digits only, with this reason (a tracker value of digits is read as an id). */
@@ -89,6 +90,8 @@ const link = bodies({
 const trafficSource = bodies({
   name: Name,
   url: Type.Optional(NullableString({ minLength: 1, maxLength: 2048, description: "Absolute http or https address" })),
+  clickIdParam: Type.Optional(ClickIdParam),
+  postback: Type.Optional(NullablePostback),
 });
 const tracker = bodies({
   name: Type.String({
@@ -208,11 +211,19 @@ export const RESOURCES: CatalogResource[] = [
     audit: "traffic_source",
     label: "Traffic source",
     tag: "Traffic sources",
-    fields: { name: { column: "name", kind: "text" }, url: { column: "url", kind: "url" } },
+    fields: {
+      name: { column: "name", kind: "text" },
+      url: { column: "url", kind: "url" },
+      clickIdParam: { column: "click_id_param", kind: "text" },
+      // Checked by the routes before the transaction (docs/traffic-source-postbacks.md).
+      postback: { column: "postback", kind: "json" },
+    },
     item: Type.Object({
       id: CatalogId,
       name: Type.String(),
       url: Type.Union([Type.String(), Type.Null()]),
+      clickIdParam: Type.Union([Type.String(), Type.Null()]),
+      postback: PostbackOrNull,
       ...Timestamps,
     }),
     ...trafficSource,

@@ -6,11 +6,14 @@ import { conflictResponses, Envelope, errorResponses, ok, PagedEnvelope, paged }
 import { ApiError } from "../../platform/http/errors.js";
 import { actorOf } from "../audit/index.js";
 import { callerOf } from "../auth/index.js";
+import { checkPostback, postbackHostScreen, resumePostbacks } from "../source-postbacks/index.js";
+import type { Postback } from "../source-postbacks/schemas.js";
+import type { PostbackInput } from "../source-postbacks/settings.js";
 import { CatalogIdParams, type CatalogResource, RESOURCES } from "./resources.js";
 import { type Change, createItem, deleteItem, getItem, listItems, updateItem } from "./service.js";
 
 /** What these routes use of the app's shared parts (assembled in app.ts). */
-export type CatalogRouteDeps = Pick<AppContext, "db" | "clock" | "tracking">;
+export type CatalogRouteDeps = Pick<AppContext, "db" | "clock" | "tracking" | "config">;
 
 /** list, get, create, update and delete for one catalog resource, all scoped to the caller's tenant. */
 function resourceRoutes(ctx: CatalogRouteDeps, resource: CatalogResource): FastifyPluginAsyncTypebox {
@@ -27,6 +30,13 @@ function resourceRoutes(ctx: CatalogRouteDeps, resource: CatalogResource): Fasti
   const changeOf = (request: FastifyRequest): Change => {
     const caller = callerOf(request);
     return { tenantId: caller.tenantId, actor: actorOf(caller), at: ctx.clock.now(), requestId: request.id };
+  };
+  // A traffic source's postback is checked (its host resolved) before the transaction, which must
+  // not hold a connection through a DNS lookup; it is stored with its defaults filled.
+  const hostScreen = postbackHostScreen(ctx.config);
+  const prepare = async (body: Record<string, unknown>): Promise<void> => {
+    if (resource.table !== "traffic_sources" || body.postback === undefined) return;
+    body.postback = await checkPostback(body.postback as PostbackInput | null, hostScreen);
   };
 
   return async (app) => {
@@ -80,6 +90,7 @@ function resourceRoutes(ctx: CatalogRouteDeps, resource: CatalogResource): Fasti
       async (request, reply) => {
         const change = changeOf(request);
         const body = request.body as Record<string, unknown>;
+        await prepare(body);
         const item = changed(change, await ctx.db.transaction((tx) => createItem(tx, resource, body, change)));
         return reply.status(201).send(ok(item, "Created"));
       },
@@ -101,7 +112,18 @@ function resourceRoutes(ctx: CatalogRouteDeps, resource: CatalogResource): Fasti
         const change = changeOf(request);
         const body = request.body as Record<string, unknown>;
         const { id } = request.params;
-        const item = changed(change, await ctx.db.transaction((tx) => updateItem(tx, resource, id, body, change)));
+        await prepare(body);
+        const item = changed(
+          change,
+          await ctx.db.transaction(async (tx) => {
+            const updated = await updateItem(tx, resource, id, body, change);
+            // A postback saved enabled sends what waited Paused while it was disabled or removed.
+            if (updated && resource.table === "traffic_sources" && body.postback !== undefined) {
+              await resumePostbacks(tx, change.tenantId, id, updated.postback as Postback | null, change.at);
+            }
+            return updated;
+          }),
+        );
         if (!item) throw ApiError.notFound(label, id);
         return ok(item, "Updated");
       },

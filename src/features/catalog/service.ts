@@ -85,6 +85,7 @@ async function checkInput(db: Queryable, resource: CatalogResource, tenantId: st
 }
 
 function columnValue(field: FieldDef, value: unknown): unknown {
+  if (field.kind === "json") return value === null || value === undefined ? null : JSON.stringify(value);
   if (typeof value === "string" && field.kind !== "url") return value.trim();
   return value ?? null;
 }

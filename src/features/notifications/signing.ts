@@ -1,4 +1,5 @@
-import { createCipheriv, createDecipheriv, createHmac, hkdfSync, randomBytes } from "node:crypto";
+import { createHmac, randomBytes } from "node:crypto";
+import { SealedBox } from "../../platform/sealed-box.js";
 
 const SECRET_PREFIX = "whsec_";
 /** 32 random bytes: Standard Webhooks asks for 24 to 64. */
@@ -25,10 +26,6 @@ export function signatureHeader(secrets: readonly string[], messageId: string, t
   return secrets.map((secret) => sign(secret, messageId, timestampS, body)).join(" ");
 }
 
-const VERSION = "v1";
-const IV_BYTES = 12;
-const TAG_BYTES = 16;
-
 /** Raised when a stored secret cannot be decrypted: the key it was sealed with is gone. */
 export class SecretUnreadableError extends Error {
   constructor() {
@@ -38,35 +35,11 @@ export class SecretUnreadableError extends Error {
 }
 
 /**
- * Keeps signing secrets encrypted at rest (AES-256-GCM). They must be read back to sign, so
- * they cannot be hashed like API keys. The key is derived from the service secret (JWT_SECRET),
- * which every node of a deployment shares; changing it makes stored secrets unreadable, and a
- * rotation issues readable ones again.
+ * Keeps signing secrets encrypted at rest (see SealedBox): they must be read back to sign.
+ * Changing JWT_SECRET makes stored secrets unreadable; a rotation issues readable ones again.
  */
-export class SecretBox {
-  readonly #key: Buffer;
-
+export class SecretBox extends SealedBox {
   constructor(serviceSecret: string) {
-    this.#key = Buffer.from(hkdfSync("sha256", serviceSecret, "", "notification-webhook-secrets", 32));
-  }
-
-  seal(plain: string): string {
-    const iv = randomBytes(IV_BYTES);
-    const cipher = createCipheriv("aes-256-gcm", this.#key, iv);
-    const sealed = Buffer.concat([cipher.update(plain, "utf8"), cipher.final()]);
-    return `${VERSION}:${Buffer.concat([iv, cipher.getAuthTag(), sealed]).toString("base64")}`;
-  }
-
-  open(stored: string): string {
-    const [version, payload] = stored.split(":");
-    if (version !== VERSION || payload === undefined) throw new SecretUnreadableError();
-    const raw = Buffer.from(payload, "base64");
-    try {
-      const decipher = createDecipheriv("aes-256-gcm", this.#key, raw.subarray(0, IV_BYTES));
-      decipher.setAuthTag(raw.subarray(IV_BYTES, IV_BYTES + TAG_BYTES));
-      return Buffer.concat([decipher.update(raw.subarray(IV_BYTES + TAG_BYTES)), decipher.final()]).toString("utf8");
-    } catch {
-      throw new SecretUnreadableError();
-    }
+    super(serviceSecret, "notification-webhook-secrets", () => new SecretUnreadableError());
   }
 }

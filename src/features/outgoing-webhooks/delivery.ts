@@ -106,7 +106,12 @@ export function requestOf(event: ClaimedEvent): {
 }
 
 /** When a failed attempt is tried again: about one interval later (±10%), never past 10 days or 10 attempts. */
-function nextAttempt(event: ClaimedEvent, attempt: number, now: Date, intervalMs: number): Date | null {
+export function nextAttempt(
+  event: Pick<ClaimedEvent, "created_at">,
+  attempt: number,
+  now: Date,
+  intervalMs: number,
+): Date | null {
   if (attempt >= MAX_ATTEMPTS) return null;
   const next = new Date(now.getTime() + intervalMs * (0.9 + Math.random() * 0.2));
   return next.getTime() > new Date(event.created_at).getTime() + MAX_AGE_MS ? null : next;

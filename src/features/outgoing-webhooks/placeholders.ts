@@ -74,17 +74,17 @@ export interface Token {
   inner: string;
   raw: boolean;
   /** The canonical name, when the inner text is a known plain name. */
-  name: PlaceholderName | null;
+  name: string | null;
   problem: "not_plain" | "unknown" | null;
 }
 
-export function tokens(template: string): Token[] {
+export function tokens(template: string, vocabulary: Vocabulary = WEBHOOK_VOCABULARY): Token[] {
   const out: Token[] = [];
   for (const match of template.matchAll(TOKEN)) {
     const [text, rawInner, encodedInner, dollarInner] = match;
     const inner = (rawInner ?? encodedInner ?? dollarInner ?? "").trim();
     const plain = PLAIN_NAME.test(inner);
-    const name = plain ? (CANONICAL.get(inner.toLowerCase()) ?? null) : null;
+    const name = plain ? (vocabulary.names.get(inner.toLowerCase()) ?? null) : null;
     out.push({
       text,
       inner,
@@ -107,10 +107,10 @@ function wellFormed(value: string): string {
  * Renders a template. A placeholder that is not a known plain name renders empty too; callers
  * that must refuse such templates check `tokens` first.
  */
-export function render(template: string, values: PlaceholderValues): string {
+export function render(template: string, values: Values, vocabulary: Vocabulary = WEBHOOK_VOCABULARY): string {
   return template.replace(TOKEN, (_text, rawInner?: string, encodedInner?: string, dollarInner?: string) => {
     const inner = (rawInner ?? encodedInner ?? dollarInner ?? "").trim();
-    const name = CANONICAL.get(inner.toLowerCase());
+    const name = vocabulary.names.get(inner.toLowerCase());
     const value = name === undefined ? null : (values[name] ?? null);
     if (value === null) return "";
     return rawInner !== undefined ? value : encodeURIComponent(wellFormed(value));
@@ -177,12 +177,37 @@ const LIVE_SAMPLE_VALUES: PlaceholderValues = Object.fromEntries(
   Object.entries(SAMPLE_VALUES).filter(([name]) => !SIMULATE_ONLY.has(name)),
 );
 
+/** Values by name, for templates of any vocabulary. */
+type Values = Readonly<Record<string, string | null | undefined>>;
+
+/**
+ * The names a template may use and the sample values save-time validation renders it with.
+ * Outgoing webhooks use the names above; another sender (traffic-source postbacks) adds its own.
+ */
+export interface Vocabulary {
+  /** Lower-cased name -> its canonical spelling. */
+  names: ReadonlyMap<string, string>;
+  /** Sample values of a live delivery. */
+  live: Values;
+  /** Sample values the caller is shown. */
+  sample: Values;
+}
+
+const WEBHOOK_VOCABULARY: Vocabulary = { names: CANONICAL, live: LIVE_SAMPLE_VALUES, sample: SAMPLE_VALUES };
+
+/** The live names (no simulate-only ones) plus `extra`: canonical name -> sample value. */
+export function liveVocabulary(extra: Record<string, string>): Vocabulary {
+  const names = new Map([...LIVE_PLACEHOLDERS, ...Object.keys(extra)].map((name) => [name.toLowerCase(), name]));
+  const live = { ...LIVE_SAMPLE_VALUES, ...extra };
+  return { names, live, sample: live };
+}
+
 /**
  * Save-time validation: every placeholder a known plain name, and the template rendered with
  * sample values an absolute http or https URL, also with every placeholder empty (a value the
  * conversion does not have). Returns the rendered sample.
  */
-export function validateTemplate(template: string): string {
+export function validateTemplate(template: string, vocabulary: Vocabulary = WEBHOOK_VOCABULARY): string {
   // biome-ignore lint/suspicious/noControlCharactersInRegex: finding them is the point
   if (/[\u0000-\u001f\u007f]/.test(template)) {
     throw new PlaceholderError("URL must not contain control characters (line breaks, tabs)", null);
@@ -193,7 +218,7 @@ export function validateTemplate(template: string): string {
     const near = template.slice(Math.max(0, template.indexOf(leftover[0])), template.indexOf(leftover[0]) + 24);
     throw new PlaceholderError(`Placeholder near '${near}' is not closed or is nested`, near);
   }
-  const found = tokens(template);
+  const found = tokens(template, vocabulary);
   for (const token of found) {
     if (token.problem === "not_plain") {
       throw new PlaceholderError(
@@ -205,18 +230,18 @@ export function validateTemplate(template: string): string {
   }
   // Checked as a live delivery would render it: simulate-only names empty, so a URL that needs
   // one of them to be a web address is refused.
-  const live = render(template, LIVE_SAMPLE_VALUES);
+  const live = render(template, vocabulary.live, vocabulary);
   const problem = webAddressProblem(live);
   if (problem !== null) {
     // A raw value in the scheme or port of a URL written with `://` breaks the sample too: name
     // the placeholder at fault (without `://` the URL's shape is what is wrong).
-    if (template.includes("://")) rawInOriginProblem(template);
+    if (template.includes("://")) rawInOriginProblem(template, vocabulary);
     throw new PlaceholderError(problem, null);
   }
-  emptyValueProblem(template, found);
-  rawInOriginProblem(template);
+  emptyValueProblem(template, found, vocabulary);
+  rawInOriginProblem(template, vocabulary);
   // The sample shown to the caller fills the simulate-only names too.
-  return render(template, SAMPLE_VALUES);
+  return render(template, vocabulary.sample, vocabulary);
 }
 
 /**
@@ -225,12 +250,12 @@ export function validateTemplate(template: string): string {
  * emptiness alone breaks the URL when there is one; otherwise the URL breaks only with several
  * empty at once, and the rendering with all of them empty is quoted.
  */
-function emptyValueProblem(template: string, found: Token[]): void {
-  const allEmpty = render(template, {});
+function emptyValueProblem(template: string, found: Token[], vocabulary: Vocabulary): void {
+  const allEmpty = render(template, {}, vocabulary);
   if (webAddressProblem(allEmpty) === null) return;
   for (const token of found) {
     if (token.name === null) continue;
-    const rendered = render(template, { ...LIVE_SAMPLE_VALUES, [token.name]: null });
+    const rendered = render(template, { ...vocabulary.live, [token.name]: null }, vocabulary);
     if (webAddressProblem(rendered) !== null) {
       throw new PlaceholderError(
         `URL does not resolve to an absolute http or https address when '${token.text}' is empty, as it is for a conversion without that value: '${rendered}'`,
@@ -281,9 +306,10 @@ export function sendTimeProblems(template: string, rendered: string): { stop: st
 }
 
 /** The template renders to a web address both with sample values and with every value empty. */
-function templateSound(template: string): boolean {
+function templateSound(template: string, vocabulary: Vocabulary = WEBHOOK_VOCABULARY): boolean {
   return (
-    webAddressProblem(render(template, LIVE_SAMPLE_VALUES)) === null && webAddressProblem(render(template, {})) === null
+    webAddressProblem(render(template, vocabulary.live, vocabulary)) === null &&
+    webAddressProblem(render(template, {}, vocabulary)) === null
   );
 }
 
@@ -305,7 +331,7 @@ export interface TemplatePart {
  * (`scheme:`, the slashes, then the first `/`, `\`, `?` or `#`), never by a value: `renderUrl`
  * keeps raw values from adding those delimiters where they would move to another region.
  */
-export function templateParts(template: string): TemplatePart[] {
+export function templateParts(template: string, vocabulary: Vocabulary = WEBHOOK_VOCABULARY): TemplatePart[] {
   const parts: TemplatePart[] = [];
   let state: "scheme" | "slashes" | "authority" | "path" | "query" | "fragment" = "scheme";
   const region = (): UrlRegion =>
@@ -339,7 +365,7 @@ export function templateParts(template: string): TemplatePart[] {
     if (text.length > start) parts.push({ text: text.slice(start), token: null, region: region() });
   };
   let last = 0;
-  const found = tokens(template);
+  const found = tokens(template, vocabulary);
   let index = 0;
   for (const match of template.matchAll(TOKEN)) {
     literal(template.slice(last, match.index));
@@ -354,8 +380,8 @@ export function templateParts(template: string): TemplatePart[] {
  * A raw value in the scheme, user info, host or port could send the delivery anywhere (a click
  * parameter `@other-host/x?` turns the host into user info): refused at save.
  */
-function rawInOriginProblem(template: string): void {
-  for (const part of templateParts(template)) {
+function rawInOriginProblem(template: string, vocabulary: Vocabulary): void {
+  for (const part of templateParts(template, vocabulary)) {
     if (part.token?.raw && part.region === "origin") {
       const encoded = `\${${part.token.inner}}`;
       throw new PlaceholderError(
@@ -423,7 +449,7 @@ function addressOf(url: string): Address | null {
  * URL-encoded, or when a value makes a `.` or `..` path segment (which the parser would resolve,
  * climbing the path; `%2E%2E` included, so no escape can keep it).
  */
-export function renderUrl(template: string, values: PlaceholderValues): RenderedUrl {
+export function renderUrl(template: string, values: Values, vocabulary: Vocabulary = WEBHOOK_VOCABULARY): RenderedUrl {
   let url = "";
   let origin = "";
   // The origin with raw values left out: what the message names when `origin` is no address.
@@ -431,7 +457,7 @@ export function renderUrl(template: string, values: PlaceholderValues): Rendered
   // The path as rendered, with which of its characters came from a value.
   let path = "";
   let fromValue: boolean[] = [];
-  for (const part of templateParts(template)) {
+  for (const part of templateParts(template, vocabulary)) {
     let text = part.text;
     let encodedText = part.text;
     const token = part.token;
@@ -450,14 +476,20 @@ export function renderUrl(template: string, values: PlaceholderValues): Rendered
       fromValue = fromValue.concat(Array.from({ length: text.length }, () => token !== null));
     }
   }
-  return { url, steered: originChange(template, url, origin, originBare) ?? pathClimb(path, fromValue) };
+  return { url, steered: originChange(template, url, origin, originBare, vocabulary) ?? pathClimb(path, fromValue) };
 }
 
-function originChange(template: string, url: string, origin: string, originBare: string): RenderedUrl["steered"] {
+function originChange(
+  template: string,
+  url: string,
+  origin: string,
+  originBare: string,
+  vocabulary: Vocabulary,
+): RenderedUrl["steered"] {
   const actual = addressOf(url);
   if (actual === null) {
     // A template that is no web address whatever the values is the template's fault (invalid_url).
-    if (!templateSound(template)) return null;
+    if (!templateSound(template, vocabulary)) return null;
     return {
       errorType: "url_origin_changed",
       message: "A value would turn the URL's scheme, user info, host or port into no web address; nothing was sent",

@@ -3,7 +3,14 @@ import type { Db, Queryable } from "../../platform/db/index.js";
 import { type AddressPolicy, blockedHostAddresses, type Resolve } from "../../platform/webhook-sender.js";
 import { raiseIssue } from "../issues/index.js";
 import { type ClaimedEvent, logAttempts, release, requestOf } from "./delivery.js";
-import { PlaceholderError, render, SAMPLE_VALUES, sendTimeProblems, validateTemplate } from "./placeholders.js";
+import {
+  PlaceholderError,
+  render,
+  SAMPLE_VALUES,
+  sendTimeProblems,
+  type Vocabulary,
+  validateTemplate,
+} from "./placeholders.js";
 import { suspendWebhook } from "./suspension.js";
 
 /** 'Webhook URL Is Invalid', raised on the webhook and mailed when it opens. */
@@ -108,10 +115,11 @@ export interface HostScreen {
  * template is not a web address): rendered with every value empty and with sample values, a host
  * that a placeholder is part of comes out different.
  */
-function fixedHost(template: string): string | null {
+function fixedHost(template: string, vocabulary?: Vocabulary): string | null {
   try {
-    const empty = new URL(render(template, {})).hostname;
-    return new URL(render(template, SAMPLE_VALUES)).hostname === empty && empty !== "" ? empty : null;
+    const empty = new URL(render(template, {}, vocabulary)).hostname;
+    const sample = render(template, vocabulary?.sample ?? SAMPLE_VALUES, vocabulary);
+    return new URL(sample).hostname === empty && empty !== "" ? empty : null;
   } catch {
     return null;
   }
@@ -123,14 +131,18 @@ function fixedHost(template: string): string | null {
  * null. Saving it would only make every delivery fail with blocked_address and an issue. A
  * template with other problems answers null: `validateTemplate` reports those.
  */
-export async function blockedHostProblem(template: string, screen: HostScreen): Promise<string | null> {
+export async function blockedHostProblem(
+  template: string,
+  screen: HostScreen,
+  vocabulary?: Vocabulary,
+): Promise<string | null> {
   try {
-    validateTemplate(template);
+    validateTemplate(template, vocabulary);
   } catch (error) {
     if (error instanceof PlaceholderError) return null;
     throw error;
   }
-  const host = fixedHost(template);
+  const host = fixedHost(template, vocabulary);
   if (host === null) return null;
   const blocked = await blockedHostAddresses(host, screen);
   if (blocked === null) return null;

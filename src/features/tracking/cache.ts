@@ -11,6 +11,20 @@ export interface CachedLink {
   url: string;
 }
 
+/** A traffic source as a click needs it: its tenant, and the parameter carrying its own click id. */
+interface CachedSource {
+  tenantId: string;
+  clickIdParam: string | null;
+}
+
+/** What the click route learns about a link and a source, from the cache or the database. */
+export interface Found {
+  link: CachedLink | null;
+  sourceTenant: string | null;
+  /** The source's click-id parameter (docs/traffic-source-postbacks.md), null for none. */
+  clickIdParam: string | null;
+}
+
 interface Entry<T> {
   value: T | null;
   expiresAt: number;
@@ -29,7 +43,7 @@ const MAX_ENTRIES = 200_000;
  */
 export class TrackingCache {
   private readonly links = new Map<number, Entry<CachedLink>>();
-  private readonly sources = new Map<number, Entry<string>>();
+  private readonly sources = new Map<number, Entry<CachedSource>>();
   private stopListening: (() => Promise<void>) | null = null;
   // Bumped by every change, so a load that raced a change does not cache what it read before it.
   private generation = 0;
@@ -46,22 +60,18 @@ export class TrackingCache {
   }
 
   /** The link and the source's tenant when both are cached; undefined when either must be loaded. */
-  peek(
-    linkId: number,
-    sourceId: number,
-    now: number,
-  ): { link: CachedLink | null; sourceTenant: string | null } | undefined {
+  peek(linkId: number, sourceId: number, now: number): Found | undefined {
     const link = this.links.get(linkId);
     const source = this.sources.get(sourceId);
     if (!link || !source || link.expiresAt < now || source.expiresAt < now) return undefined;
-    return { link: link.value, sourceTenant: source.value };
+    return {
+      link: link.value,
+      sourceTenant: source.value?.tenantId ?? null,
+      clickIdParam: source.value?.clickIdParam ?? null,
+    };
   }
 
-  async load(
-    linkId: number,
-    sourceId: number,
-    now: number,
-  ): Promise<{ link: CachedLink | null; sourceTenant: string | null }> {
+  async load(linkId: number, sourceId: number, now: number): Promise<Found> {
     const generation = this.generation;
     const [links, sources] = await Promise.all([
       this.db.query<{ tenant_id: string; account_id: string; brand_id: string; program_id: string; url: string }>(
@@ -69,7 +79,10 @@ export class TrackingCache {
            from links l join accounts a on a.id = l.account_id where l.id = $1`,
         [linkId],
       ),
-      this.db.query<{ tenant_id: string }>("select tenant_id from traffic_sources where id = $1", [sourceId]),
+      this.db.query<{ tenant_id: string; click_id_param: string | null }>(
+        "select tenant_id, click_id_param from traffic_sources where id = $1",
+        [sourceId],
+      ),
     ]);
     const row = links[0];
     const link: CachedLink | null = row
@@ -83,14 +96,16 @@ export class TrackingCache {
         }
       : null;
     const sourceTenant = sources[0]?.tenant_id ?? null;
-    if (generation !== this.generation) return { link, sourceTenant };
+    const clickIdParam = sources[0]?.click_id_param ?? null;
+    if (generation !== this.generation) return { link, sourceTenant, clickIdParam };
     if (this.links.size + this.sources.size > MAX_ENTRIES) this.clear();
     this.links.set(linkId, { value: link, expiresAt: now + (link ? FOUND_TTL_MS : MISSING_TTL_MS) });
+    // A source's parameter name is at most 64 characters: entries stay bounded by their count.
     this.sources.set(sourceId, {
-      value: sourceTenant,
+      value: sourceTenant === null ? null : { tenantId: sourceTenant, clickIdParam },
       expiresAt: now + (sourceTenant ? FOUND_TTL_MS : MISSING_TTL_MS),
     });
-    return { link, sourceTenant };
+    return { link, sourceTenant, clickIdParam };
   }
 
   /** Drops the tenant's entries and every "not found", which the change may have made wrong. */
@@ -99,7 +114,7 @@ export class TrackingCache {
     for (const [id, entry] of this.links)
       if (entry.value === null || entry.value.tenantId === tenantId) this.links.delete(id);
     for (const [id, entry] of this.sources)
-      if (entry.value === null || entry.value === tenantId) this.sources.delete(id);
+      if (entry.value === null || entry.value.tenantId === tenantId) this.sources.delete(id);
   }
 
   clear(): void {

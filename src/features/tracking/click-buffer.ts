@@ -50,6 +50,7 @@ function clickBytes(click: Click): number {
     click.parameterA,
     click.parameterB,
     click.externalClickId,
+    click.sourceClickId ?? null,
     click.userAgent,
     click.ip,
     click.country,

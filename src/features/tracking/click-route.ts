@@ -3,7 +3,7 @@ import { Type } from "typebox";
 import type { Clock } from "../../platform/clock.js";
 import { newId } from "../../platform/ids.js";
 import { isBot } from "./bots.js";
-import type { CachedLink, TrackingCache } from "./cache.js";
+import type { CachedLink, Found, TrackingCache } from "./cache.js";
 import type { ClickBuffer } from "./click-buffer.js";
 import type { Click } from "./click-writer.js";
 import { parseTrackerValue } from "./tracker-value.js";
@@ -74,7 +74,13 @@ function utmOf(query: Query): Record<string, string> | null {
   return utm;
 }
 
-function clickOf(request: FastifyRequest, link: CachedLink, sourceId: number, at: Date): Click {
+function clickOf(
+  request: FastifyRequest,
+  link: CachedLink,
+  sourceId: number,
+  clickIdParam: string | null,
+  at: Date,
+): Click {
   const query = request.query as Query;
   const tracker = parseTrackerValue(param(query, "tracker", 100));
   return {
@@ -95,6 +101,8 @@ function clickOf(request: FastifyRequest, link: CachedLink, sourceId: number, at
     parameterA: param(query, "pa"),
     parameterB: param(query, "pb"),
     externalClickId: param(query, "ext"),
+    // The source's own click id, under the parameter it names (an own key only: never a prototype's).
+    sourceClickId: clickIdParam !== null && Object.hasOwn(query, clickIdParam) ? param(query, clickIdParam) : null,
     utm: utmOf(query),
     userAgent: header(request, "user-agent", 1000),
     ip: request.ip ?? null,
@@ -121,12 +129,7 @@ export interface ClickRouteDeps {
 export function clickRoute(app: FastifyInstance, deps: ClickRouteDeps): void {
   const { cache, clicks, clock } = deps;
 
-  const answer = (
-    request: FastifyRequest,
-    reply: FastifyReply,
-    found: { link: CachedLink | null; sourceTenant: string | null },
-    sourceId: number,
-  ): FastifyReply => {
+  const answer = (request: FastifyRequest, reply: FastifyReply, found: Found, sourceId: number): FastifyReply => {
     const { link, sourceTenant } = found;
     if (link === null || sourceTenant !== link.tenantId) {
       return reply
@@ -136,7 +139,7 @@ export function clickRoute(app: FastifyInstance, deps: ClickRouteDeps): void {
         .send(NOT_FOUND_PAGE);
     }
     const at = clock.now();
-    const click = clickOf(request, link, sourceId, at);
+    const click = clickOf(request, link, sourceId, found.clickIdParam, at);
     // A HEAD (link checkers) or a known bot is sent on but not counted.
     const counted = request.method === "GET" && !isBot(request.headers["user-agent"]);
     if (counted) clicks.add(click);
@@ -167,7 +170,7 @@ export function clickRoute(app: FastifyInstance, deps: ClickRouteDeps): void {
     (request, reply) => {
       const { brandLinkId, trafficSourceId } = request.params;
       if (!DIGITS.test(brandLinkId) || !DIGITS.test(trafficSourceId)) {
-        return answer(request, reply, { link: null, sourceTenant: null }, 0);
+        return answer(request, reply, { link: null, sourceTenant: null, clickIdParam: null }, 0);
       }
       const linkId = Number(brandLinkId);
       const sourceId = Number(trafficSourceId);

@@ -23,6 +23,8 @@ export interface Click {
   parameterA: string | null;
   parameterB: string | null;
   externalClickId: string | null;
+  /** The value of the traffic source's click-id parameter; absent in clicks spilled before it existed. */
+  sourceClickId?: string | null;
   utm: Record<string, string> | null;
   userAgent: string | null;
   ip: string | null;
@@ -129,10 +131,11 @@ with input as (
   select x.*, (x.at at time zone 'UTC')::date as day
   from unnest($1::text[], $2::text[], $3::timestamptz[], $4::bigint[], $5::bigint[], $6::bigint[], $7::bigint[],
     $8::bigint[], $9::bigint[], $10::text[], $11::text[], $12::text[], $13::text[], $14::text[], $15::text[],
-    $16::text[], $17::text[], $18::jsonb[], $19::text[], $20::text[], $21::text[], $22::text[])
+    $16::text[], $17::text[], $18::jsonb[], $19::text[], $20::text[], $21::text[], $22::text[], $23::text[])
     with ordinality as x(
     id, tenant_id, at, link_id, account_id, brand_id, program_id, traffic_source_id, tracker_id, visitor, gclid,
-    fbclid, msclkid, obclid, parameter_a, parameter_b, external_click_id, utm, user_agent, ip, country, referrer, ord)
+    fbclid, msclkid, obclid, parameter_a, parameter_b, external_click_id, utm, user_agent, ip, country, referrer,
+    source_click_id, ord)
 ),
 firsts as (
   insert into click_visitors (day, link_id, traffic_source_id, visitor)
@@ -152,10 +155,10 @@ marked as (
 written as (
   insert into clicks (id, tenant_id, at, link_id, account_id, brand_id, program_id, traffic_source_id, tracker_id,
     is_unique, gclid, fbclid, msclkid, obclid, parameter_a, parameter_b, external_click_id, utm, user_agent, ip,
-    country, referrer)
+    country, referrer, source_click_id)
   select id, tenant_id, at, link_id, account_id, brand_id, program_id, traffic_source_id, tracker_id,
     is_unique, gclid, fbclid, msclkid, obclid, parameter_a, parameter_b, external_click_id, utm, user_agent, ip,
-    country, referrer
+    country, referrer, source_click_id
   from marked
   on conflict (id) do nothing
   returning tenant_id, at, account_id, link_id, brand_id, program_id, traffic_source_id, tracker_id, country, is_unique
@@ -189,7 +192,7 @@ export async function clickBatchStatement(
   const trackers = await resolveTrackers(db, clicks, now);
   // One array per column: the database reads each with one array parse, where a JSON document
   // costs a key lookup per column and row (measured: docs/benchmarks.md, "Click redirect").
-  const columns: unknown[][] = Array.from({ length: 22 }, () => new Array(clicks.length));
+  const columns: unknown[][] = Array.from({ length: 23 }, () => new Array(clicks.length));
   for (const [i, click] of clicks.entries()) {
     const tracker = trackerKey(click);
     const values = [
@@ -215,6 +218,7 @@ export async function clickBatchStatement(
       click.ip,
       click.country,
       click.referrer,
+      click.sourceClickId ?? null,
     ];
     for (const [c, value] of values.entries()) (columns[c] as unknown[])[i] = value;
   }

@@ -8277,7 +8277,7 @@ export interface paths {
         get: {
             parameters: {
                 query?: {
-                    kind?: "api_token_expiring" | "outgoing_webhook_failed" | "webhook_url_invalid" | "webhook_allowance_exceeded";
+                    kind?: "api_token_expiring" | "outgoing_webhook_failed" | "webhook_url_invalid" | "webhook_allowance_exceeded" | "google_ads_upload_failed";
                     /** @description Page size, 1-500 */
                     limit?: number;
                     /** @description 0-based index of the first item */
@@ -8306,7 +8306,7 @@ export interface paths {
                                 };
                                 id: string;
                                 /** @enum {unknown} */
-                                kind: "api_token_expiring" | "outgoing_webhook_failed" | "webhook_url_invalid" | "webhook_allowance_exceeded";
+                                kind: "api_token_expiring" | "outgoing_webhook_failed" | "webhook_url_invalid" | "webhook_allowance_exceeded" | "google_ads_upload_failed";
                                 /** Format: date-time */
                                 openedAt: string;
                                 severity: "warning" | "error" | "critical";
@@ -8514,7 +8514,7 @@ export interface paths {
                                 };
                                 id: string;
                                 /** @enum {unknown} */
-                                kind: "api_token_expiring" | "outgoing_webhook_failed" | "webhook_url_invalid" | "webhook_allowance_exceeded";
+                                kind: "api_token_expiring" | "outgoing_webhook_failed" | "webhook_url_invalid" | "webhook_allowance_exceeded" | "google_ads_upload_failed";
                                 /** Format: date-time */
                                 openedAt: string;
                                 severity: "warning" | "error" | "critical";
@@ -14858,10 +14858,17 @@ export interface paths {
                             /** @description Stable snake_case result code: ok, validation_error, unauthorized, ... */
                             code: string;
                             data: {
+                                clickIdParam: string | null;
                                 /** Format: date-time */
                                 createdAt: string;
                                 id: number;
                                 name: string;
+                                postback: {
+                                    conversionTypes: string[];
+                                    enabled: boolean;
+                                    payoutShare: number | null;
+                                    url: string;
+                                } | null;
                                 /** Format: date-time */
                                 updatedAt: string;
                                 url: string | null;
@@ -15028,8 +15035,21 @@ export interface paths {
             requestBody: {
                 content: {
                     "application/json": {
+                        /** @description The click parameter holding the source's own click id (e.g. cid, clickid, zoneid), stored with the click; null for none */
+                        clickIdParam?: string | null;
                         /** @description Display name */
                         name: string;
+                        /** @description Postback to the source for its conversions; null removes it */
+                        postback?: {
+                            /** @description Types that send a postback; empty (the default) means every type that fires postbacks */
+                            conversionTypes?: ("Click" | "Signup" | "FirstTimeDeposit" | "Qualifier" | "Deposit" | "CpaCommission" | "RevShareCommission" | "FlatFeeCommission")[];
+                            /** @description Default true */
+                            enabled?: boolean;
+                            /** @description Percent of the conversion's value sent as payout; null (the default): payout is empty */
+                            payoutShare?: number | null;
+                            /** @description URL template with the outgoing-webhook placeholders (${name}, {{name}}, {{{name}}}) plus externalId (the source's click id) and payout */
+                            url: string;
+                        } | null;
                         /** @description Absolute http or https address */
                         url?: string | null;
                     };
@@ -15046,10 +15066,17 @@ export interface paths {
                             /** @description Stable snake_case result code: ok, validation_error, unauthorized, ... */
                             code: string;
                             data: {
+                                clickIdParam: string | null;
                                 /** Format: date-time */
                                 createdAt: string;
                                 id: number;
                                 name: string;
+                                postback: {
+                                    conversionTypes: string[];
+                                    enabled: boolean;
+                                    payoutShare: number | null;
+                                    url: string;
+                                } | null;
                                 /** Format: date-time */
                                 updatedAt: string;
                                 url: string | null;
@@ -15256,10 +15283,17 @@ export interface paths {
                             /** @description Stable snake_case result code: ok, validation_error, unauthorized, ... */
                             code: string;
                             data: {
+                                clickIdParam: string | null;
                                 /** Format: date-time */
                                 createdAt: string;
                                 id: number;
                                 name: string;
+                                postback: {
+                                    conversionTypes: string[];
+                                    enabled: boolean;
+                                    payoutShare: number | null;
+                                    url: string;
+                                } | null;
                                 /** Format: date-time */
                                 updatedAt: string;
                                 url: string | null;
@@ -15617,8 +15651,21 @@ export interface paths {
             requestBody: {
                 content: {
                     "application/json": {
+                        /** @description The click parameter holding the source's own click id (e.g. cid, clickid, zoneid), stored with the click; null for none */
+                        clickIdParam?: string | null;
                         /** @description Display name */
                         name?: string;
+                        /** @description Postback to the source for its conversions; null removes it */
+                        postback?: {
+                            /** @description Types that send a postback; empty (the default) means every type that fires postbacks */
+                            conversionTypes?: ("Click" | "Signup" | "FirstTimeDeposit" | "Qualifier" | "Deposit" | "CpaCommission" | "RevShareCommission" | "FlatFeeCommission")[];
+                            /** @description Default true */
+                            enabled?: boolean;
+                            /** @description Percent of the conversion's value sent as payout; null (the default): payout is empty */
+                            payoutShare?: number | null;
+                            /** @description URL template with the outgoing-webhook placeholders (${name}, {{name}}, {{{name}}}) plus externalId (the source's click id) and payout */
+                            url: string;
+                        } | null;
                         /** @description Absolute http or https address */
                         url?: string | null;
                     };
@@ -15635,10 +15682,17 @@ export interface paths {
                             /** @description Stable snake_case result code: ok, validation_error, unauthorized, ... */
                             code: string;
                             data: {
+                                clickIdParam: string | null;
                                 /** Format: date-time */
                                 createdAt: string;
                                 id: number;
                                 name: string;
+                                postback: {
+                                    conversionTypes: string[];
+                                    enabled: boolean;
+                                    payoutShare: number | null;
+                                    url: string;
+                                } | null;
                                 /** Format: date-time */
                                 updatedAt: string;
                                 url: string | null;
@@ -15810,6 +15864,1702 @@ export interface paths {
                 };
             };
         };
+        trace?: never;
+    };
+    "/api/v1/traffic-sources/{id}/google-ads": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** The traffic source's Google Ads integration (the client id only of its credentials) */
+        get: {
+            parameters: {
+                query?: never;
+                header?: never;
+                path: {
+                    /** @description The traffic source's id */
+                    id: number;
+                };
+                cookie?: never;
+            };
+            requestBody?: never;
+            responses: {
+                /** @description Default Response */
+                200: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            /** @description Stable snake_case result code: ok, validation_error, unauthorized, ... */
+                            code: string;
+                            data: {
+                                accountId: string;
+                                consent: {
+                                    adPersonalization?: "CONSENT_GRANTED" | "CONSENT_DENIED";
+                                    adUserData?: "CONSENT_GRANTED" | "CONSENT_DENIED";
+                                } | null;
+                                conversionActions: {
+                                    [key: string]: string;
+                                };
+                                /** Format: date-time */
+                                createdAt: string;
+                                /** @description The client id only: secrets are never shown */
+                                credentials: {
+                                    clientId: string;
+                                };
+                                enabled: boolean;
+                                loginAccountId: string | null;
+                                /** @description Conversions queued and not yet taken into an upload */
+                                pendingEvents: number;
+                                trafficSourceId: number;
+                                /** Format: date-time */
+                                updatedAt: string;
+                            };
+                            message: string;
+                        };
+                    };
+                };
+                /** @description Default Response */
+                400: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            /** @description Stable snake_case result code: ok, validation_error, unauthorized, ... */
+                            code: string;
+                            data: null | ({
+                                errors?: {
+                                    message: string;
+                                    path: string;
+                                }[];
+                                requestId?: string;
+                            } & {
+                                [key: string]: unknown;
+                            });
+                            /** @description Names the field, value or placeholder at fault */
+                            message: string;
+                        };
+                    };
+                };
+                /** @description Default Response */
+                401: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            /** @description Stable snake_case result code: ok, validation_error, unauthorized, ... */
+                            code: string;
+                            data: null | ({
+                                errors?: {
+                                    message: string;
+                                    path: string;
+                                }[];
+                                requestId?: string;
+                            } & {
+                                [key: string]: unknown;
+                            });
+                            /** @description Names the field, value or placeholder at fault */
+                            message: string;
+                        };
+                    };
+                };
+                /** @description Default Response */
+                403: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            /** @description Stable snake_case result code: ok, validation_error, unauthorized, ... */
+                            code: string;
+                            data: null | ({
+                                errors?: {
+                                    message: string;
+                                    path: string;
+                                }[];
+                                requestId?: string;
+                            } & {
+                                [key: string]: unknown;
+                            });
+                            /** @description Names the field, value or placeholder at fault */
+                            message: string;
+                        };
+                    };
+                };
+                /** @description Default Response */
+                404: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            /** @description Stable snake_case result code: ok, validation_error, unauthorized, ... */
+                            code: string;
+                            data: null | ({
+                                errors?: {
+                                    message: string;
+                                    path: string;
+                                }[];
+                                requestId?: string;
+                            } & {
+                                [key: string]: unknown;
+                            });
+                            /** @description Names the field, value or placeholder at fault */
+                            message: string;
+                        };
+                    };
+                };
+                /** @description Default Response */
+                429: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            /** @description Stable snake_case result code: ok, validation_error, unauthorized, ... */
+                            code: string;
+                            data: null | ({
+                                errors?: {
+                                    message: string;
+                                    path: string;
+                                }[];
+                                requestId?: string;
+                            } & {
+                                [key: string]: unknown;
+                            });
+                            /** @description Names the field, value or placeholder at fault */
+                            message: string;
+                        };
+                    };
+                };
+                /** @description Default Response */
+                500: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            /** @description Stable snake_case result code: ok, validation_error, unauthorized, ... */
+                            code: string;
+                            data: null | ({
+                                errors?: {
+                                    message: string;
+                                    path: string;
+                                }[];
+                                requestId?: string;
+                            } & {
+                                [key: string]: unknown;
+                            });
+                            /** @description Names the field, value or placeholder at fault */
+                            message: string;
+                        };
+                    };
+                };
+            };
+        };
+        /** Set the traffic source's Google Ads offline-conversion upload; the answer never shows the client secret or refresh token */
+        put: {
+            parameters: {
+                query?: never;
+                header?: never;
+                path: {
+                    /** @description The traffic source's id */
+                    id: number;
+                };
+                cookie?: never;
+            };
+            requestBody: {
+                content: {
+                    "application/json": {
+                        /** @description The Google Ads account that receives the conversions (123-456-7890 or 1234567890) */
+                        accountId: string;
+                        consent?: {
+                            adPersonalization?: "CONSENT_GRANTED" | "CONSENT_DENIED";
+                            adUserData?: "CONSENT_GRANTED" | "CONSENT_DENIED";
+                        } | null;
+                        /** @description Conversion type -> conversion action id; conversions of other types are not uploaded */
+                        conversionActions: {
+                            /** @description The Google Ads conversion action id (digits) that receives this type */
+                            CpaCommission?: string;
+                            /** @description The Google Ads conversion action id (digits) that receives this type */
+                            Deposit?: string;
+                            /** @description The Google Ads conversion action id (digits) that receives this type */
+                            FirstTimeDeposit?: string;
+                            /** @description The Google Ads conversion action id (digits) that receives this type */
+                            FlatFeeCommission?: string;
+                            /** @description The Google Ads conversion action id (digits) that receives this type */
+                            Qualifier?: string;
+                            /** @description The Google Ads conversion action id (digits) that receives this type */
+                            RevShareCommission?: string;
+                            /** @description The Google Ads conversion action id (digits) that receives this type */
+                            Signup?: string;
+                        };
+                        credentials: {
+                            /** @description OAuth client id */
+                            clientId: string;
+                            /** @description OAuth client secret; required the first time, kept when omitted later; never shown again */
+                            clientSecret?: string;
+                            /** @description Refresh token granting the scope https://www.googleapis.com/auth/datamanager; required the first time, kept when omitted later; never shown again */
+                            refreshToken?: string;
+                        };
+                        /** @description Whether conversions are queued and uploaded */
+                        enabled: boolean;
+                        loginAccountId?: string | null;
+                    };
+                };
+            };
+            responses: {
+                /** @description Default Response */
+                200: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            /** @description Stable snake_case result code: ok, validation_error, unauthorized, ... */
+                            code: string;
+                            data: {
+                                accountId: string;
+                                consent: {
+                                    adPersonalization?: "CONSENT_GRANTED" | "CONSENT_DENIED";
+                                    adUserData?: "CONSENT_GRANTED" | "CONSENT_DENIED";
+                                } | null;
+                                conversionActions: {
+                                    [key: string]: string;
+                                };
+                                /** Format: date-time */
+                                createdAt: string;
+                                /** @description The client id only: secrets are never shown */
+                                credentials: {
+                                    clientId: string;
+                                };
+                                enabled: boolean;
+                                loginAccountId: string | null;
+                                /** @description Conversions queued and not yet taken into an upload */
+                                pendingEvents: number;
+                                trafficSourceId: number;
+                                /** Format: date-time */
+                                updatedAt: string;
+                            };
+                            message: string;
+                        };
+                    };
+                };
+                /** @description Default Response */
+                201: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            /** @description Stable snake_case result code: ok, validation_error, unauthorized, ... */
+                            code: string;
+                            data: {
+                                accountId: string;
+                                consent: {
+                                    adPersonalization?: "CONSENT_GRANTED" | "CONSENT_DENIED";
+                                    adUserData?: "CONSENT_GRANTED" | "CONSENT_DENIED";
+                                } | null;
+                                conversionActions: {
+                                    [key: string]: string;
+                                };
+                                /** Format: date-time */
+                                createdAt: string;
+                                /** @description The client id only: secrets are never shown */
+                                credentials: {
+                                    clientId: string;
+                                };
+                                enabled: boolean;
+                                loginAccountId: string | null;
+                                /** @description Conversions queued and not yet taken into an upload */
+                                pendingEvents: number;
+                                trafficSourceId: number;
+                                /** Format: date-time */
+                                updatedAt: string;
+                            };
+                            message: string;
+                        };
+                    };
+                };
+                /** @description Default Response */
+                400: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            /** @description Stable snake_case result code: ok, validation_error, unauthorized, ... */
+                            code: string;
+                            data: null | ({
+                                errors?: {
+                                    message: string;
+                                    path: string;
+                                }[];
+                                requestId?: string;
+                            } & {
+                                [key: string]: unknown;
+                            });
+                            /** @description Names the field, value or placeholder at fault */
+                            message: string;
+                        };
+                    };
+                };
+                /** @description Default Response */
+                401: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            /** @description Stable snake_case result code: ok, validation_error, unauthorized, ... */
+                            code: string;
+                            data: null | ({
+                                errors?: {
+                                    message: string;
+                                    path: string;
+                                }[];
+                                requestId?: string;
+                            } & {
+                                [key: string]: unknown;
+                            });
+                            /** @description Names the field, value or placeholder at fault */
+                            message: string;
+                        };
+                    };
+                };
+                /** @description Default Response */
+                403: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            /** @description Stable snake_case result code: ok, validation_error, unauthorized, ... */
+                            code: string;
+                            data: null | ({
+                                errors?: {
+                                    message: string;
+                                    path: string;
+                                }[];
+                                requestId?: string;
+                            } & {
+                                [key: string]: unknown;
+                            });
+                            /** @description Names the field, value or placeholder at fault */
+                            message: string;
+                        };
+                    };
+                };
+                /** @description Default Response */
+                404: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            /** @description Stable snake_case result code: ok, validation_error, unauthorized, ... */
+                            code: string;
+                            data: null | ({
+                                errors?: {
+                                    message: string;
+                                    path: string;
+                                }[];
+                                requestId?: string;
+                            } & {
+                                [key: string]: unknown;
+                            });
+                            /** @description Names the field, value or placeholder at fault */
+                            message: string;
+                        };
+                    };
+                };
+                /** @description Default Response */
+                429: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            /** @description Stable snake_case result code: ok, validation_error, unauthorized, ... */
+                            code: string;
+                            data: null | ({
+                                errors?: {
+                                    message: string;
+                                    path: string;
+                                }[];
+                                requestId?: string;
+                            } & {
+                                [key: string]: unknown;
+                            });
+                            /** @description Names the field, value or placeholder at fault */
+                            message: string;
+                        };
+                    };
+                };
+                /** @description Default Response */
+                500: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            /** @description Stable snake_case result code: ok, validation_error, unauthorized, ... */
+                            code: string;
+                            data: null | ({
+                                errors?: {
+                                    message: string;
+                                    path: string;
+                                }[];
+                                requestId?: string;
+                            } & {
+                                [key: string]: unknown;
+                            });
+                            /** @description Names the field, value or placeholder at fault */
+                            message: string;
+                        };
+                    };
+                };
+            };
+        };
+        post?: never;
+        /** Remove the integration with its queue and upload history; nothing more is uploaded */
+        delete: {
+            parameters: {
+                query?: never;
+                header?: never;
+                path: {
+                    /** @description The traffic source's id */
+                    id: number;
+                };
+                cookie?: never;
+            };
+            requestBody?: never;
+            responses: {
+                /** @description Default Response */
+                200: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            /** @description Stable snake_case result code: ok, validation_error, unauthorized, ... */
+                            code: string;
+                            data: {
+                                deleted: boolean;
+                                trafficSourceId: number;
+                            };
+                            message: string;
+                        };
+                    };
+                };
+                /** @description Default Response */
+                400: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            /** @description Stable snake_case result code: ok, validation_error, unauthorized, ... */
+                            code: string;
+                            data: null | ({
+                                errors?: {
+                                    message: string;
+                                    path: string;
+                                }[];
+                                requestId?: string;
+                            } & {
+                                [key: string]: unknown;
+                            });
+                            /** @description Names the field, value or placeholder at fault */
+                            message: string;
+                        };
+                    };
+                };
+                /** @description Default Response */
+                401: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            /** @description Stable snake_case result code: ok, validation_error, unauthorized, ... */
+                            code: string;
+                            data: null | ({
+                                errors?: {
+                                    message: string;
+                                    path: string;
+                                }[];
+                                requestId?: string;
+                            } & {
+                                [key: string]: unknown;
+                            });
+                            /** @description Names the field, value or placeholder at fault */
+                            message: string;
+                        };
+                    };
+                };
+                /** @description Default Response */
+                403: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            /** @description Stable snake_case result code: ok, validation_error, unauthorized, ... */
+                            code: string;
+                            data: null | ({
+                                errors?: {
+                                    message: string;
+                                    path: string;
+                                }[];
+                                requestId?: string;
+                            } & {
+                                [key: string]: unknown;
+                            });
+                            /** @description Names the field, value or placeholder at fault */
+                            message: string;
+                        };
+                    };
+                };
+                /** @description Default Response */
+                404: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            /** @description Stable snake_case result code: ok, validation_error, unauthorized, ... */
+                            code: string;
+                            data: null | ({
+                                errors?: {
+                                    message: string;
+                                    path: string;
+                                }[];
+                                requestId?: string;
+                            } & {
+                                [key: string]: unknown;
+                            });
+                            /** @description Names the field, value or placeholder at fault */
+                            message: string;
+                        };
+                    };
+                };
+                /** @description Default Response */
+                429: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            /** @description Stable snake_case result code: ok, validation_error, unauthorized, ... */
+                            code: string;
+                            data: null | ({
+                                errors?: {
+                                    message: string;
+                                    path: string;
+                                }[];
+                                requestId?: string;
+                            } & {
+                                [key: string]: unknown;
+                            });
+                            /** @description Names the field, value or placeholder at fault */
+                            message: string;
+                        };
+                    };
+                };
+                /** @description Default Response */
+                500: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            /** @description Stable snake_case result code: ok, validation_error, unauthorized, ... */
+                            code: string;
+                            data: null | ({
+                                errors?: {
+                                    message: string;
+                                    path: string;
+                                }[];
+                                requestId?: string;
+                            } & {
+                                [key: string]: unknown;
+                            });
+                            /** @description Names the field, value or placeholder at fault */
+                            message: string;
+                        };
+                    };
+                };
+            };
+        };
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/v1/traffic-sources/{id}/google-ads/uploads": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** The integration's uploads to Google, newest first */
+        get: {
+            parameters: {
+                query?: {
+                    /** @description Page size, 1-500 */
+                    limit?: number;
+                    /** @description 0-based index of the first item */
+                    offset?: number;
+                    status?: "Sent" | "Partly" | "Failed" | "Retrying";
+                };
+                header?: never;
+                path: {
+                    /** @description The traffic source's id */
+                    id: number;
+                };
+                cookie?: never;
+            };
+            requestBody?: never;
+            responses: {
+                /** @description Default Response */
+                200: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            /** @description Stable snake_case result code: ok, validation_error, unauthorized, ... */
+                            code: string;
+                            data: {
+                                accepted: number;
+                                attempts: number;
+                                /** Format: date-time */
+                                createdAt: string;
+                                /** @description Conversions the upload holds */
+                                events: number;
+                                id: string;
+                                /** Format: date-time */
+                                nextAttemptAt: string | null;
+                                refused: number;
+                                response: {
+                                    /** Format: date-time */
+                                    at: string;
+                                    /** @description Null when no answer came */
+                                    httpStatus: number | null;
+                                    message: string | null;
+                                    /** @description Google's request id of an accepted upload */
+                                    requestId: string | null;
+                                    /** @description OK, a google.rpc status (INVALID_ARGUMENT, ...), an OAuth error or NETWORK_ERROR */
+                                    status: string | null;
+                                } | null;
+                                /** @enum {unknown} */
+                                status: "Sent" | "Partly" | "Failed" | "Retrying";
+                            }[];
+                            message: string;
+                            pagination: {
+                                limit: number;
+                                offset: number;
+                                /** @description Number of items in the whole filtered set */
+                                total: number;
+                            };
+                        };
+                    };
+                };
+                /** @description Default Response */
+                400: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            /** @description Stable snake_case result code: ok, validation_error, unauthorized, ... */
+                            code: string;
+                            data: null | ({
+                                errors?: {
+                                    message: string;
+                                    path: string;
+                                }[];
+                                requestId?: string;
+                            } & {
+                                [key: string]: unknown;
+                            });
+                            /** @description Names the field, value or placeholder at fault */
+                            message: string;
+                        };
+                    };
+                };
+                /** @description Default Response */
+                401: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            /** @description Stable snake_case result code: ok, validation_error, unauthorized, ... */
+                            code: string;
+                            data: null | ({
+                                errors?: {
+                                    message: string;
+                                    path: string;
+                                }[];
+                                requestId?: string;
+                            } & {
+                                [key: string]: unknown;
+                            });
+                            /** @description Names the field, value or placeholder at fault */
+                            message: string;
+                        };
+                    };
+                };
+                /** @description Default Response */
+                403: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            /** @description Stable snake_case result code: ok, validation_error, unauthorized, ... */
+                            code: string;
+                            data: null | ({
+                                errors?: {
+                                    message: string;
+                                    path: string;
+                                }[];
+                                requestId?: string;
+                            } & {
+                                [key: string]: unknown;
+                            });
+                            /** @description Names the field, value or placeholder at fault */
+                            message: string;
+                        };
+                    };
+                };
+                /** @description Default Response */
+                404: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            /** @description Stable snake_case result code: ok, validation_error, unauthorized, ... */
+                            code: string;
+                            data: null | ({
+                                errors?: {
+                                    message: string;
+                                    path: string;
+                                }[];
+                                requestId?: string;
+                            } & {
+                                [key: string]: unknown;
+                            });
+                            /** @description Names the field, value or placeholder at fault */
+                            message: string;
+                        };
+                    };
+                };
+                /** @description Default Response */
+                429: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            /** @description Stable snake_case result code: ok, validation_error, unauthorized, ... */
+                            code: string;
+                            data: null | ({
+                                errors?: {
+                                    message: string;
+                                    path: string;
+                                }[];
+                                requestId?: string;
+                            } & {
+                                [key: string]: unknown;
+                            });
+                            /** @description Names the field, value or placeholder at fault */
+                            message: string;
+                        };
+                    };
+                };
+                /** @description Default Response */
+                500: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            /** @description Stable snake_case result code: ok, validation_error, unauthorized, ... */
+                            code: string;
+                            data: null | ({
+                                errors?: {
+                                    message: string;
+                                    path: string;
+                                }[];
+                                requestId?: string;
+                            } & {
+                                [key: string]: unknown;
+                            });
+                            /** @description Names the field, value or placeholder at fault */
+                            message: string;
+                        };
+                    };
+                };
+            };
+        };
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/v1/traffic-sources/{id}/google-ads/uploads/{uploadId}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** One upload with each conversion it held and what became of it */
+        get: {
+            parameters: {
+                query?: never;
+                header?: never;
+                path: {
+                    /** @description The traffic source's id */
+                    id: number;
+                    /** @description The upload's id (gup_...) */
+                    uploadId: string;
+                };
+                cookie?: never;
+            };
+            requestBody?: never;
+            responses: {
+                /** @description Default Response */
+                200: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            /** @description Stable snake_case result code: ok, validation_error, unauthorized, ... */
+                            code: string;
+                            data: {
+                                accepted: number;
+                                attempts: number;
+                                /** Format: date-time */
+                                createdAt: string;
+                                /** @description Conversions the upload holds */
+                                events: number;
+                                id: string;
+                                items: {
+                                    conversionId: string;
+                                    conversionType: string;
+                                    gclid: string;
+                                    /** @enum {unknown} */
+                                    outcome: "accepted" | "refused" | "pending";
+                                    reason: string | null;
+                                }[];
+                                /** Format: date-time */
+                                nextAttemptAt: string | null;
+                                refused: number;
+                                response: {
+                                    /** Format: date-time */
+                                    at: string;
+                                    /** @description Null when no answer came */
+                                    httpStatus: number | null;
+                                    message: string | null;
+                                    /** @description Google's request id of an accepted upload */
+                                    requestId: string | null;
+                                    /** @description OK, a google.rpc status (INVALID_ARGUMENT, ...), an OAuth error or NETWORK_ERROR */
+                                    status: string | null;
+                                } | null;
+                                /** @enum {unknown} */
+                                status: "Sent" | "Partly" | "Failed" | "Retrying";
+                            };
+                            message: string;
+                        };
+                    };
+                };
+                /** @description Default Response */
+                400: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            /** @description Stable snake_case result code: ok, validation_error, unauthorized, ... */
+                            code: string;
+                            data: null | ({
+                                errors?: {
+                                    message: string;
+                                    path: string;
+                                }[];
+                                requestId?: string;
+                            } & {
+                                [key: string]: unknown;
+                            });
+                            /** @description Names the field, value or placeholder at fault */
+                            message: string;
+                        };
+                    };
+                };
+                /** @description Default Response */
+                401: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            /** @description Stable snake_case result code: ok, validation_error, unauthorized, ... */
+                            code: string;
+                            data: null | ({
+                                errors?: {
+                                    message: string;
+                                    path: string;
+                                }[];
+                                requestId?: string;
+                            } & {
+                                [key: string]: unknown;
+                            });
+                            /** @description Names the field, value or placeholder at fault */
+                            message: string;
+                        };
+                    };
+                };
+                /** @description Default Response */
+                403: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            /** @description Stable snake_case result code: ok, validation_error, unauthorized, ... */
+                            code: string;
+                            data: null | ({
+                                errors?: {
+                                    message: string;
+                                    path: string;
+                                }[];
+                                requestId?: string;
+                            } & {
+                                [key: string]: unknown;
+                            });
+                            /** @description Names the field, value or placeholder at fault */
+                            message: string;
+                        };
+                    };
+                };
+                /** @description Default Response */
+                404: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            /** @description Stable snake_case result code: ok, validation_error, unauthorized, ... */
+                            code: string;
+                            data: null | ({
+                                errors?: {
+                                    message: string;
+                                    path: string;
+                                }[];
+                                requestId?: string;
+                            } & {
+                                [key: string]: unknown;
+                            });
+                            /** @description Names the field, value or placeholder at fault */
+                            message: string;
+                        };
+                    };
+                };
+                /** @description Default Response */
+                429: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            /** @description Stable snake_case result code: ok, validation_error, unauthorized, ... */
+                            code: string;
+                            data: null | ({
+                                errors?: {
+                                    message: string;
+                                    path: string;
+                                }[];
+                                requestId?: string;
+                            } & {
+                                [key: string]: unknown;
+                            });
+                            /** @description Names the field, value or placeholder at fault */
+                            message: string;
+                        };
+                    };
+                };
+                /** @description Default Response */
+                500: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            /** @description Stable snake_case result code: ok, validation_error, unauthorized, ... */
+                            code: string;
+                            data: null | ({
+                                errors?: {
+                                    message: string;
+                                    path: string;
+                                }[];
+                                requestId?: string;
+                            } & {
+                                [key: string]: unknown;
+                            });
+                            /** @description Names the field, value or placeholder at fault */
+                            message: string;
+                        };
+                    };
+                };
+            };
+        };
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/v1/traffic-sources/{id}/postbacks": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** The source's postbacks, newest first; the date range applies to when they were queued */
+        get: {
+            parameters: {
+                query?: {
+                    conversionId?: string;
+                    /**
+                     * @description A date (2026-11-01, the whole UTC day) or an ISO 8601 date-time; inclusive
+                     * @example 2026-11-01
+                     */
+                    dateFrom?: string;
+                    /**
+                     * @description A date (2026-11-01, the whole UTC day) or an ISO 8601 date-time; inclusive
+                     * @example 2026-11-01
+                     */
+                    dateTo?: string;
+                    /** @description Page size, 1-500 */
+                    limit?: number;
+                    /** @description 0-based index of the first item */
+                    offset?: number;
+                    status?: "Queued" | "Retrying" | "Delivered" | "Failed" | "Cancelled" | "Paused";
+                };
+                header?: never;
+                path: {
+                    id: number;
+                };
+                cookie?: never;
+            };
+            requestBody?: never;
+            responses: {
+                /** @description Default Response */
+                200: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            /** @description Stable snake_case result code: ok, validation_error, unauthorized, ... */
+                            code: string;
+                            data: {
+                                attempts: number;
+                                conversionId: string;
+                                /** Format: date-time */
+                                createdAt: string;
+                                /** @description tsp_... */
+                                id: string;
+                                /** Format: date-time */
+                                lastAttemptAt: string | null;
+                                /** @enum {unknown} */
+                                status: "Queued" | "Retrying" | "Delivered" | "Failed" | "Cancelled" | "Paused";
+                            }[];
+                            message: string;
+                            pagination: {
+                                limit: number;
+                                offset: number;
+                                /** @description Number of items in the whole filtered set */
+                                total: number;
+                            };
+                        };
+                    };
+                };
+                /** @description Default Response */
+                400: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            /** @description Stable snake_case result code: ok, validation_error, unauthorized, ... */
+                            code: string;
+                            data: null | ({
+                                errors?: {
+                                    message: string;
+                                    path: string;
+                                }[];
+                                requestId?: string;
+                            } & {
+                                [key: string]: unknown;
+                            });
+                            /** @description Names the field, value or placeholder at fault */
+                            message: string;
+                        };
+                    };
+                };
+                /** @description Default Response */
+                401: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            /** @description Stable snake_case result code: ok, validation_error, unauthorized, ... */
+                            code: string;
+                            data: null | ({
+                                errors?: {
+                                    message: string;
+                                    path: string;
+                                }[];
+                                requestId?: string;
+                            } & {
+                                [key: string]: unknown;
+                            });
+                            /** @description Names the field, value or placeholder at fault */
+                            message: string;
+                        };
+                    };
+                };
+                /** @description Default Response */
+                403: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            /** @description Stable snake_case result code: ok, validation_error, unauthorized, ... */
+                            code: string;
+                            data: null | ({
+                                errors?: {
+                                    message: string;
+                                    path: string;
+                                }[];
+                                requestId?: string;
+                            } & {
+                                [key: string]: unknown;
+                            });
+                            /** @description Names the field, value or placeholder at fault */
+                            message: string;
+                        };
+                    };
+                };
+                /** @description Default Response */
+                404: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            /** @description Stable snake_case result code: ok, validation_error, unauthorized, ... */
+                            code: string;
+                            data: null | ({
+                                errors?: {
+                                    message: string;
+                                    path: string;
+                                }[];
+                                requestId?: string;
+                            } & {
+                                [key: string]: unknown;
+                            });
+                            /** @description Names the field, value or placeholder at fault */
+                            message: string;
+                        };
+                    };
+                };
+                /** @description Default Response */
+                429: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            /** @description Stable snake_case result code: ok, validation_error, unauthorized, ... */
+                            code: string;
+                            data: null | ({
+                                errors?: {
+                                    message: string;
+                                    path: string;
+                                }[];
+                                requestId?: string;
+                            } & {
+                                [key: string]: unknown;
+                            });
+                            /** @description Names the field, value or placeholder at fault */
+                            message: string;
+                        };
+                    };
+                };
+                /** @description Default Response */
+                500: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            /** @description Stable snake_case result code: ok, validation_error, unauthorized, ... */
+                            code: string;
+                            data: null | ({
+                                errors?: {
+                                    message: string;
+                                    path: string;
+                                }[];
+                                requestId?: string;
+                            } & {
+                                [key: string]: unknown;
+                            });
+                            /** @description Names the field, value or placeholder at fault */
+                            message: string;
+                        };
+                    };
+                };
+            };
+        };
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/v1/traffic-sources/{id}/postbacks/{postbackId}/attempts": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** A postback's attempts, oldest first (the URL template, never the resolved URL) */
+        get: {
+            parameters: {
+                query?: {
+                    /** @description Page size, 1-500 */
+                    limit?: number;
+                    /** @description 0-based index of the first item */
+                    offset?: number;
+                };
+                header?: never;
+                path: {
+                    id: number;
+                    postbackId: string;
+                };
+                cookie?: never;
+            };
+            requestBody?: never;
+            responses: {
+                /** @description Default Response */
+                200: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            /** @description Stable snake_case result code: ok, validation_error, unauthorized, ... */
+                            code: string;
+                            data: {
+                                /** Format: date-time */
+                                at: string;
+                                attempt: number;
+                                durationMs: number;
+                                error: string | null;
+                                /** @description timeout, connection_refused, dns, tls, http_status, invalid_url, blocked_address, url_origin_changed, url_path_changed */
+                                errorType: string | null;
+                                id: string;
+                                method: string;
+                                request: {
+                                    body: string | null;
+                                    headers: {
+                                        [key: string]: string;
+                                    };
+                                };
+                                response: {
+                                    body: string;
+                                    headers: {
+                                        [key: string]: string;
+                                    };
+                                    status: number;
+                                } | null;
+                                /** @description The postback's URL template; the resolved URL is never stored */
+                                urlTemplate: string;
+                            }[];
+                            message: string;
+                            pagination: {
+                                limit: number;
+                                offset: number;
+                                /** @description Number of items in the whole filtered set */
+                                total: number;
+                            };
+                        };
+                    };
+                };
+                /** @description Default Response */
+                400: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            /** @description Stable snake_case result code: ok, validation_error, unauthorized, ... */
+                            code: string;
+                            data: null | ({
+                                errors?: {
+                                    message: string;
+                                    path: string;
+                                }[];
+                                requestId?: string;
+                            } & {
+                                [key: string]: unknown;
+                            });
+                            /** @description Names the field, value or placeholder at fault */
+                            message: string;
+                        };
+                    };
+                };
+                /** @description Default Response */
+                401: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            /** @description Stable snake_case result code: ok, validation_error, unauthorized, ... */
+                            code: string;
+                            data: null | ({
+                                errors?: {
+                                    message: string;
+                                    path: string;
+                                }[];
+                                requestId?: string;
+                            } & {
+                                [key: string]: unknown;
+                            });
+                            /** @description Names the field, value or placeholder at fault */
+                            message: string;
+                        };
+                    };
+                };
+                /** @description Default Response */
+                403: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            /** @description Stable snake_case result code: ok, validation_error, unauthorized, ... */
+                            code: string;
+                            data: null | ({
+                                errors?: {
+                                    message: string;
+                                    path: string;
+                                }[];
+                                requestId?: string;
+                            } & {
+                                [key: string]: unknown;
+                            });
+                            /** @description Names the field, value or placeholder at fault */
+                            message: string;
+                        };
+                    };
+                };
+                /** @description Default Response */
+                404: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            /** @description Stable snake_case result code: ok, validation_error, unauthorized, ... */
+                            code: string;
+                            data: null | ({
+                                errors?: {
+                                    message: string;
+                                    path: string;
+                                }[];
+                                requestId?: string;
+                            } & {
+                                [key: string]: unknown;
+                            });
+                            /** @description Names the field, value or placeholder at fault */
+                            message: string;
+                        };
+                    };
+                };
+                /** @description Default Response */
+                429: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            /** @description Stable snake_case result code: ok, validation_error, unauthorized, ... */
+                            code: string;
+                            data: null | ({
+                                errors?: {
+                                    message: string;
+                                    path: string;
+                                }[];
+                                requestId?: string;
+                            } & {
+                                [key: string]: unknown;
+                            });
+                            /** @description Names the field, value or placeholder at fault */
+                            message: string;
+                        };
+                    };
+                };
+                /** @description Default Response */
+                500: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            /** @description Stable snake_case result code: ok, validation_error, unauthorized, ... */
+                            code: string;
+                            data: null | ({
+                                errors?: {
+                                    message: string;
+                                    path: string;
+                                }[];
+                                requestId?: string;
+                            } & {
+                                [key: string]: unknown;
+                            });
+                            /** @description Names the field, value or placeholder at fault */
+                            message: string;
+                        };
+                    };
+                };
+            };
+        };
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/v1/traffic-sources/{id}/postbacks/{postbackId}/resend": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /** Send one postback again now, whatever its status */
+        post: {
+            parameters: {
+                query?: never;
+                header?: never;
+                path: {
+                    id: number;
+                    postbackId: string;
+                };
+                cookie?: never;
+            };
+            requestBody?: never;
+            responses: {
+                /** @description Default Response */
+                200: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            /** @description Stable snake_case result code: ok, validation_error, unauthorized, ... */
+                            code: string;
+                            data: {
+                                attempts: number;
+                                conversionId: string;
+                                /** Format: date-time */
+                                createdAt: string;
+                                /** @description tsp_... */
+                                id: string;
+                                /** Format: date-time */
+                                lastAttemptAt: string | null;
+                                /** @enum {unknown} */
+                                status: "Queued" | "Retrying" | "Delivered" | "Failed" | "Cancelled" | "Paused";
+                            };
+                            message: string;
+                        };
+                    };
+                };
+                /** @description Default Response */
+                400: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            /** @description Stable snake_case result code: ok, validation_error, unauthorized, ... */
+                            code: string;
+                            data: null | ({
+                                errors?: {
+                                    message: string;
+                                    path: string;
+                                }[];
+                                requestId?: string;
+                            } & {
+                                [key: string]: unknown;
+                            });
+                            /** @description Names the field, value or placeholder at fault */
+                            message: string;
+                        };
+                    };
+                };
+                /** @description Default Response */
+                401: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            /** @description Stable snake_case result code: ok, validation_error, unauthorized, ... */
+                            code: string;
+                            data: null | ({
+                                errors?: {
+                                    message: string;
+                                    path: string;
+                                }[];
+                                requestId?: string;
+                            } & {
+                                [key: string]: unknown;
+                            });
+                            /** @description Names the field, value or placeholder at fault */
+                            message: string;
+                        };
+                    };
+                };
+                /** @description Default Response */
+                403: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            /** @description Stable snake_case result code: ok, validation_error, unauthorized, ... */
+                            code: string;
+                            data: null | ({
+                                errors?: {
+                                    message: string;
+                                    path: string;
+                                }[];
+                                requestId?: string;
+                            } & {
+                                [key: string]: unknown;
+                            });
+                            /** @description Names the field, value or placeholder at fault */
+                            message: string;
+                        };
+                    };
+                };
+                /** @description Default Response */
+                404: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            /** @description Stable snake_case result code: ok, validation_error, unauthorized, ... */
+                            code: string;
+                            data: null | ({
+                                errors?: {
+                                    message: string;
+                                    path: string;
+                                }[];
+                                requestId?: string;
+                            } & {
+                                [key: string]: unknown;
+                            });
+                            /** @description Names the field, value or placeholder at fault */
+                            message: string;
+                        };
+                    };
+                };
+                /** @description Default Response */
+                429: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            /** @description Stable snake_case result code: ok, validation_error, unauthorized, ... */
+                            code: string;
+                            data: null | ({
+                                errors?: {
+                                    message: string;
+                                    path: string;
+                                }[];
+                                requestId?: string;
+                            } & {
+                                [key: string]: unknown;
+                            });
+                            /** @description Names the field, value or placeholder at fault */
+                            message: string;
+                        };
+                    };
+                };
+                /** @description Default Response */
+                500: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            /** @description Stable snake_case result code: ok, validation_error, unauthorized, ... */
+                            code: string;
+                            data: null | ({
+                                errors?: {
+                                    message: string;
+                                    path: string;
+                                }[];
+                                requestId?: string;
+                            } & {
+                                [key: string]: unknown;
+                            });
+                            /** @description Names the field, value or placeholder at fault */
+                            message: string;
+                        };
+                    };
+                };
+            };
+        };
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
         trace?: never;
     };
     "/api/v1/users": {

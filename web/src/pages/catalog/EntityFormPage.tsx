@@ -6,6 +6,7 @@ import { ErrorState, Loading } from "../../components/states";
 import { formatDateTime } from "../../format";
 import { useMe } from "../../me";
 import { useCan } from "../../permissions";
+import { SourceTabs } from "../traffic-sources/parts";
 import { type CatalogRow, createRow, updateRow, useInvalidateCatalog, useRow } from "./catalog-api";
 import { EntityField } from "./EntityFields";
 import { ENTITIES, type EntityKey, type EntitySpec } from "./entities";
@@ -36,6 +37,7 @@ export function EntityFormPage() {
       <div className="page-head">
         <h1>{title}</h1>
       </div>
+      {spec.key === "traffic-sources" && id !== undefined && <SourceTabs id={id} current="details" />}
       {me.isPending || (id !== undefined && row.isPending) ? (
         <Loading label={`Loading the ${spec.singular.toLowerCase()}…`} />
       ) : me.isError ? (

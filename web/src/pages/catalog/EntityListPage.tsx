@@ -216,6 +216,27 @@ function columnsOf(spec: EntitySpec, can: (permission: string) => boolean, back:
       ),
     });
   }
+  if (spec.key === "traffic-sources") {
+    // A source's postback and Google Ads pages, for whoever may read the catalog.
+    columns.push({
+      key: "integrations",
+      label: "Integrations",
+      cell: (row) => (
+        <ul className="catalog-inline-list">
+          <li>
+            <Link to="/catalog/traffic-sources/$sourceId/postback" params={{ sourceId: String(row.id) }}>
+              Postback<span className="visually-hidden"> of {row.name}</span>
+            </Link>
+          </li>
+          <li>
+            <Link to="/catalog/traffic-sources/$sourceId/google-ads" params={{ sourceId: String(row.id) }}>
+              Google Ads<span className="visually-hidden"> of {row.name}</span>
+            </Link>
+          </li>
+        </ul>
+      ),
+    });
+  }
   columns.push({ key: "updatedAt", label: "Updated", cell: (row) => formatDateTime(row.updatedAt) });
   const canEdit = can("catalog.update");
   const canDelete = can(spec.deletePermission);

@@ -13,6 +13,7 @@ export const ISSUE_KINDS = [
   "outgoing_webhook_failed",
   "webhook_url_invalid",
   "webhook_allowance_exceeded",
+  "google_ads_upload_failed",
 ] as const;
 export type IssueKind = (typeof ISSUE_KINDS)[number];
 

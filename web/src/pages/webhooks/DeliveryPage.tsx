@@ -167,7 +167,8 @@ function Headers({ headers, label }: { headers: Record<string, string>; label: s
   );
 }
 
-function AttemptView({ attempt }: { attempt: Attempt }) {
+/** One attempt: the request sent and the answer got (also a traffic source postback's, of the same shape). */
+export function AttemptView({ attempt }: { attempt: Attempt }) {
   const outcome = attempt.response
     ? `HTTP ${attempt.response.status}`
     : (attempt.errorType ?? "no answer").replace(/_/g, " ");

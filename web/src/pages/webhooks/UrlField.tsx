@@ -91,16 +91,25 @@ export function UrlField({
   );
 }
 
-function PlaceholderHelp({
+/** The placeholder names (the API's, then `extra`: a traffic source's postback adds its own), each inserted on a click. */
+export function PlaceholderHelp({
   syntax,
   onSyntax,
   onInsert,
+  extra = [],
 }: {
   syntax: SyntaxId;
   onSyntax: (syntax: SyntaxId) => void;
   onInsert: (name: string) => void;
+  extra?: readonly string[];
 }) {
   const placeholders = usePlaceholders();
+  const names = [
+    ...(placeholders.data ?? []),
+    ...extra
+      .filter((n) => !placeholders.data?.some((p) => p.name === n))
+      .map((name) => ({ name, simulateOnly: false })),
+  ];
   return (
     <details className="placeholder-help">
       <summary>Placeholders</summary>
@@ -122,7 +131,7 @@ function PlaceholderHelp({
         <p className="field-error">{messageOf(placeholders.error)}</p>
       ) : (
         <ul className="placeholder-list" aria-label="Placeholder names">
-          {(placeholders.data ?? []).map((p) => (
+          {names.map((p) => (
             <li key={p.name}>
               <button
                 type="button"

@@ -1,0 +1,41 @@
+import type { FastifyBaseLogger } from "fastify";
+import type { Config } from "../../config.js";
+import type { Clock } from "../../platform/clock.js";
+import type { Db } from "../../platform/db/index.js";
+import type { Job } from "../../platform/jobs.js";
+import { CredentialBox } from "./credential-box.js";
+import { TokenCache } from "./token-cache.js";
+import { Uploader } from "./uploader.js";
+import { GoogleAdsWorker, googleAdsUploadJob } from "./worker.js";
+
+export type { CredentialBox } from "./credential-box.js";
+export { googleAdsQueue } from "./hook.js";
+export { GOOGLE_ADS_RETENTION } from "./retention.js";
+
+/** Google Ads offline conversions on this node: the credential box, the upload loop and its job. */
+export interface GoogleAds {
+  readonly box: CredentialBox;
+  /** The worker role's loop (started with the other loops). */
+  readonly worker: GoogleAdsWorker;
+  /** `google-ads-upload`: the same round, for the scheduler and the admin surface. */
+  readonly job: Job;
+}
+
+export function googleAds(deps: {
+  db: Db;
+  clock: Clock;
+  log: FastifyBaseLogger;
+  config: Config;
+  /** Derives the key that seals the OAuth secrets at rest (the JWT secret, shared by every node). */
+  serviceSecret: string;
+}): GoogleAds {
+  const box = new CredentialBox(deps.serviceSecret);
+  const uploader = new Uploader({
+    db: deps.db,
+    log: deps.log,
+    endpoints: deps.config.google,
+    box,
+    tokens: new TokenCache(),
+  });
+  return { box, worker: new GoogleAdsWorker(uploader, deps.clock, deps.log), job: googleAdsUploadJob(uploader) };
+}

@@ -1,0 +1,10 @@
+import type { RetentionRule } from "../../platform/retention.js";
+
+/**
+ * Upload history is kept 120 days, as webhook delivery history is (docs/google-ads.md). An upload
+ * still Retrying is never purged (its clicks are inside their 90 days anyway); its items go with
+ * it (foreign key, on delete cascade). Queued items are taken into an upload within a round.
+ */
+export const GOOGLE_ADS_RETENTION: RetentionRule[] = [
+  { table: "google_ads_uploads", column: "created_at", days: 120, where: "status <> 'Retrying'" },
+];

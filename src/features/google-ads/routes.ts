@@ -1,0 +1,152 @@
+import type { FastifyPluginAsyncTypebox } from "@fastify/type-provider-typebox";
+import type { FastifyRequest } from "fastify";
+import { Type } from "typebox";
+import type { AppContext } from "../../context.js";
+import type { Queryable } from "../../platform/db/index.js";
+import { Envelope, errorResponses, ok, PagedEnvelope, paged } from "../../platform/http/envelope.js";
+import { ApiError } from "../../platform/http/errors.js";
+import { actorOf } from "../audit/index.js";
+import { callerOf } from "../auth/index.js";
+import { getUpload, listUploads } from "./history.js";
+import type { GoogleAds } from "./index.js";
+import {
+  GoogleAdsBody,
+  GoogleAdsIntegration,
+  SourceParams,
+  Upload,
+  UploadDetail,
+  UploadParams,
+  UploadQuery,
+} from "./schemas.js";
+import { deleteIntegration, getIntegration, type IntegrationChange, saveIntegration, sourceExists } from "./service.js";
+
+const TAG = "Google Ads";
+const PATH = "/traffic-sources/:id/google-ads";
+
+/** What these routes use of the app's shared parts (assembled in app.ts). */
+export type GoogleAdsRouteDeps = Pick<AppContext, "db" | "clock">;
+
+/** 404 for a traffic source the tenant does not have, then for one without an integration. */
+async function integrationOf(db: Queryable, tenantId: string, sourceId: number) {
+  const integration = await getIntegration(db, tenantId, sourceId);
+  if (integration) return integration;
+  if (!(await sourceExists(db, tenantId, sourceId))) throw ApiError.notFound("Traffic source", sourceId);
+  throw ApiError.notFound("Google Ads integration of traffic source", sourceId);
+}
+
+/** A traffic source's Google Ads integration and its upload history (catalog permissions, as the source). */
+export function googleAdsRoutes(ctx: GoogleAdsRouteDeps, ads: Pick<GoogleAds, "box">): FastifyPluginAsyncTypebox {
+  const read = { permission: "catalog.read" } as const;
+  const write = { permission: "catalog.update" } as const;
+  const changeOf = (request: FastifyRequest): IntegrationChange => {
+    const caller = callerOf(request);
+    return {
+      tenantId: caller.tenantId,
+      actor: actorOf(caller),
+      at: ctx.clock.now(),
+      requestId: request.id,
+      box: ads.box,
+    };
+  };
+
+  return async (app) => {
+    app.put(
+      PATH,
+      {
+        config: write,
+        schema: {
+          tags: [TAG],
+          summary:
+            "Set the traffic source's Google Ads offline-conversion upload; the answer never shows the client secret or refresh token",
+          params: SourceParams,
+          body: GoogleAdsBody,
+          response: { 200: Envelope(GoogleAdsIntegration), 201: Envelope(GoogleAdsIntegration), ...errorResponses },
+        },
+      },
+      async (request, reply) => {
+        const change = changeOf(request);
+        const saved = await ctx.db.transaction((tx) => saveIntegration(tx, request.params.id, request.body, change));
+        if (!saved) throw ApiError.notFound("Traffic source", request.params.id);
+        return saved.created
+          ? reply.status(201).send(ok(saved.integration, "Created"))
+          : ok(saved.integration, "Updated");
+      },
+    );
+
+    app.get(
+      PATH,
+      {
+        config: read,
+        schema: {
+          tags: [TAG],
+          summary: "The traffic source's Google Ads integration (the client id only of its credentials)",
+          params: SourceParams,
+          response: { 200: Envelope(GoogleAdsIntegration), ...errorResponses },
+        },
+      },
+      async (request) => ok(await integrationOf(ctx.db, callerOf(request).tenantId, request.params.id)),
+    );
+
+    app.delete(
+      PATH,
+      {
+        config: write,
+        schema: {
+          tags: [TAG],
+          summary: "Remove the integration with its queue and upload history; nothing more is uploaded",
+          params: SourceParams,
+          response: {
+            200: Envelope(Type.Object({ trafficSourceId: Type.Integer(), deleted: Type.Boolean() })),
+            ...errorResponses,
+          },
+        },
+      },
+      async (request) => {
+        const change = changeOf(request);
+        const deleted = await ctx.db.transaction((tx) => deleteIntegration(tx, request.params.id, change));
+        if (!deleted) await integrationOf(ctx.db, change.tenantId, request.params.id);
+        return ok({ trafficSourceId: request.params.id, deleted: true }, "Deleted");
+      },
+    );
+
+    app.get(
+      `${PATH}/uploads`,
+      {
+        config: read,
+        schema: {
+          tags: [TAG],
+          summary: "The integration's uploads to Google, newest first",
+          params: SourceParams,
+          querystring: UploadQuery,
+          response: { 200: PagedEnvelope(Upload), ...errorResponses },
+        },
+      },
+      async (request) => {
+        const tenantId = callerOf(request).tenantId;
+        await integrationOf(ctx.db, tenantId, request.params.id);
+        const { items, total } = await listUploads(ctx.db, tenantId, request.params.id, request.query);
+        return paged(items, request.query, total);
+      },
+    );
+
+    app.get(
+      `${PATH}/uploads/:uploadId`,
+      {
+        config: read,
+        schema: {
+          tags: [TAG],
+          summary: "One upload with each conversion it held and what became of it",
+          params: UploadParams,
+          response: { 200: Envelope(UploadDetail), ...errorResponses },
+        },
+      },
+      async (request) => {
+        const tenantId = callerOf(request).tenantId;
+        await integrationOf(ctx.db, tenantId, request.params.id);
+        const upload = await getUpload(ctx.db, tenantId, request.params.id, request.params.uploadId);
+        if (!upload) throw ApiError.notFound("Upload", request.params.uploadId);
+        return ok(upload);
+      },
+    );
+  };
+}

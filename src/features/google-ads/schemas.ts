@@ -1,0 +1,133 @@
+import { Type } from "typebox";
+import { PageQuery } from "../../platform/http/envelope.js";
+import { NullableString } from "../../platform/http/nullable.js";
+import { CONVERSION_TYPES } from "../tracking/index.js";
+
+export const UPLOAD_STATUSES = ["Sent", "Partly", "Failed", "Retrying"] as const;
+export type UploadStatus = (typeof UPLOAD_STATUSES)[number];
+export const ITEM_OUTCOMES = ["accepted", "refused", "pending"] as const;
+
+const SourceId = Type.Integer({ minimum: 1, maximum: Number.MAX_SAFE_INTEGER, description: "The traffic source's id" });
+export const SourceParams = Type.Object({ id: SourceId }, { additionalProperties: false });
+export const UploadParams = Type.Object(
+  { id: SourceId, uploadId: Type.String({ maxLength: 100, description: "The upload's id (gup_...)" }) },
+  { additionalProperties: false },
+);
+
+// Google Ads shows customer ids as 123-456-7890; the API takes the ten digits.
+const CustomerId = (description: string) =>
+  Type.String({
+    pattern: "^[0-9]{3}-?[0-9]{3}-?[0-9]{4}$",
+    description: `${description} (123-456-7890 or 1234567890)`,
+  });
+const ActionId = Type.String({
+  pattern: "^[0-9]{1,20}$",
+  description: "The Google Ads conversion action id (digits) that receives this type",
+});
+const ConsentStatus = Type.Union([Type.Literal("CONSENT_GRANTED"), Type.Literal("CONSENT_DENIED")]);
+const Consent = Type.Object(
+  { adUserData: Type.Optional(ConsentStatus), adPersonalization: Type.Optional(ConsentStatus) },
+  {
+    additionalProperties: false,
+    description: "Consent sent with every upload (request-level consent of the Data Manager API); omit to send none",
+  },
+);
+// Click is never recorded as a conversion (the redirect makes clicks), so it cannot be uploaded.
+const UPLOADABLE_TYPES = CONVERSION_TYPES.filter((type) => type !== "Click");
+const ConversionActions = Type.Object(
+  Object.fromEntries(UPLOADABLE_TYPES.map((type) => [type, Type.Optional(ActionId)])),
+  {
+    additionalProperties: false,
+    minProperties: 1,
+    description: "Conversion type -> conversion action id; conversions of other types are not uploaded",
+  },
+);
+
+export const GoogleAdsBody = Type.Object(
+  {
+    accountId: CustomerId("The Google Ads account that receives the conversions"),
+    loginAccountId: Type.Optional(
+      Type.Union([
+        CustomerId("The manager account the credentials sign in to, when uploading through one"),
+        Type.Null(),
+      ]),
+    ),
+    credentials: Type.Object(
+      {
+        clientId: Type.String({ minLength: 1, maxLength: 300, description: "OAuth client id" }),
+        clientSecret: Type.Optional(
+          Type.String({
+            minLength: 1,
+            maxLength: 300,
+            description: "OAuth client secret; required the first time, kept when omitted later; never shown again",
+          }),
+        ),
+        refreshToken: Type.Optional(
+          Type.String({
+            minLength: 1,
+            maxLength: 2048,
+            description: `Refresh token granting the scope https://www.googleapis.com/auth/datamanager; required the first time, kept when omitted later; never shown again`,
+          }),
+        ),
+      },
+      { additionalProperties: false },
+    ),
+    conversionActions: ConversionActions,
+    consent: Type.Optional(Type.Union([Consent, Type.Null()])),
+    enabled: Type.Boolean({ description: "Whether conversions are queued and uploaded" }),
+  },
+  { additionalProperties: false },
+);
+
+export const GoogleAdsIntegration = Type.Object({
+  trafficSourceId: Type.Integer(),
+  accountId: Type.String(),
+  loginAccountId: NullableString(),
+  credentials: Type.Object({ clientId: Type.String() }, { description: "The client id only: secrets are never shown" }),
+  conversionActions: Type.Record(Type.String(), Type.String()),
+  consent: Type.Union([Consent, Type.Null()]),
+  enabled: Type.Boolean(),
+  pendingEvents: Type.Integer({ description: "Conversions queued and not yet taken into an upload" }),
+  createdAt: Type.String({ format: "date-time" }),
+  updatedAt: Type.String({ format: "date-time" }),
+});
+
+export const GoogleAnswerSchema = Type.Object(
+  {
+    at: Type.String({ format: "date-time" }),
+    httpStatus: Type.Union([Type.Integer(), Type.Null()], { description: "Null when no answer came" }),
+    requestId: NullableString({ description: "Google's request id of an accepted upload" }),
+    status: NullableString({
+      description: "OK, a google.rpc status (INVALID_ARGUMENT, ...), an OAuth error or NETWORK_ERROR",
+    }),
+    message: NullableString(),
+  },
+  { description: "Google's answer to the last attempt" },
+);
+
+export const Upload = Type.Object({
+  id: Type.String(),
+  createdAt: Type.String({ format: "date-time" }),
+  status: Type.Enum(UPLOAD_STATUSES),
+  events: Type.Integer({ description: "Conversions the upload holds" }),
+  accepted: Type.Integer(),
+  refused: Type.Integer(),
+  attempts: Type.Integer(),
+  nextAttemptAt: NullableString({ format: "date-time" }),
+  response: Type.Union([GoogleAnswerSchema, Type.Null()]),
+});
+
+export const UploadItem = Type.Object({
+  conversionId: Type.String(),
+  conversionType: Type.String(),
+  gclid: Type.String(),
+  outcome: Type.Enum(ITEM_OUTCOMES),
+  reason: NullableString(),
+});
+
+export const UploadDetail = Type.Object({ ...Upload.properties, items: Type.Array(UploadItem) });
+
+export const UploadQuery = Type.Object(
+  { ...PageQuery.properties, status: Type.Optional(Type.Enum(UPLOAD_STATUSES)) },
+  { additionalProperties: false },
+);

@@ -1,0 +1,14 @@
+import type { Db, Queryable } from "../../platform/db/index.js";
+
+/** Channel on which workers hear that postbacks are due. */
+const CHANNEL = "source_postbacks";
+
+/** Wakes every node's postback workers once the caller's transaction commits. */
+export async function announcePostbacks(tx: Queryable, tenantId: string): Promise<void> {
+  await tx.query("select pg_notify($1, $2)", [CHANNEL, tenantId]);
+}
+
+/** Calls `onDue` whenever any node queues postbacks. */
+export function listenForPostbacks(db: Db, onDue: () => void): Promise<() => Promise<void>> {
+  return db.listen(CHANNEL, onDue);
+}
