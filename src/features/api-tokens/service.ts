@@ -47,9 +47,9 @@ function toToken(row: TokenRow): ApiToken {
     name: row.name,
     scopes: row.scopes,
     legacy: row.legacy,
-    createdAt: new Date(row.created_at).toISOString(),
-    expirationDate: new Date(row.expiration_date).toISOString(),
-    lastUsedAt: row.last_used_at ? new Date(row.last_used_at).toISOString() : null,
+    createdAt: row.created_at.toISOString(),
+    expirationDate: row.expiration_date.toISOString(),
+    lastUsedAt: row.last_used_at ? row.last_used_at.toISOString() : null,
     createdBy: row.created_by ? { id: row.created_by, name: row.creator_name ?? "" } : null,
   };
 }

@@ -5,7 +5,7 @@ import type { ConversionHook, ConversionRecord } from "../tracking/index.js";
  * Queues the conversions Google Ads should hear of, in the transaction that records them: those
  * of a traffic source with an enabled integration that maps their type to a conversion action,
  * whose click carried a gclid. Set-based: one statement for the whole batch, and none at all
- * when no conversion of the batch has both a click and a traffic source.
+ * when no conversion of the batch has a click with a gclid.
  */
 export async function queueGoogleAdsItems(
   tx: Queryable,
@@ -13,7 +13,11 @@ export async function queueGoogleAdsItems(
   conversions: readonly ConversionRecord[],
   now: Date,
 ): Promise<number> {
-  const candidates = conversions.filter((c) => c.clickId !== null && c.trafficSourceId !== null);
+  // A conversion's attribution source is "google" exactly when its click carried a gclid, so a
+  // batch without one costs no statement.
+  const candidates = conversions.filter(
+    (c) => c.clickId !== null && c.trafficSourceId !== null && c.attributionSource === "google",
+  );
   if (candidates.length === 0) return 0;
   const rows = await tx.query(
     `insert into google_ads_items (conversion_id, tenant_id, traffic_source_id, conversion_type, gclid, click_at,

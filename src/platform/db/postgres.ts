@@ -17,6 +17,76 @@ interface PostgresOptions {
 // int8 and numeric arrive as strings by default; counts and ids fit in a JS number.
 pg.types.setTypeParser(pg.types.builtins.INT8, (value) => Number(value));
 
+const parseAnyTimestamptz = pg.types.getTypeParser(pg.types.builtins.TIMESTAMPTZ);
+
+/** The number written by the ASCII digits of value[from, to), or -1 when one is not a digit. */
+function digitsAt(value: string, from: number, to: number): number {
+  let n = 0;
+  for (let i = from; i < to; i++) {
+    const d = value.charCodeAt(i) - 48;
+    if (d < 0 || d > 9) return -1;
+    n = n * 10 + d;
+  }
+  return n;
+}
+
+/**
+ * A timestamptz as PostgreSQL writes it (`2026-11-26 14:11:00.123456+00`, or `+05:30`), read
+ * without the default parser's three regular expressions: measured, that parser was the largest
+ * cost of decoding a list page (every row carries two or three timestamps). The same Date, to
+ * the millisecond truncated as that parser does; anything else (BC, years before 100, infinity,
+ * offsets with seconds) goes to that parser.
+ */
+export function parseTimestamptz(value: string): Date | number | null {
+  const n = value.length;
+  const year = digitsAt(value, 0, 4);
+  if (
+    n < 22 ||
+    year < 100 ||
+    value.charCodeAt(4) !== 45 ||
+    value.charCodeAt(7) !== 45 ||
+    value.charCodeAt(10) !== 32 ||
+    value.charCodeAt(13) !== 58 ||
+    value.charCodeAt(16) !== 58
+  ) {
+    return parseAnyTimestamptz(value);
+  }
+  const month = digitsAt(value, 5, 7);
+  const day = digitsAt(value, 8, 10);
+  const hour = digitsAt(value, 11, 13);
+  const minute = digitsAt(value, 14, 16);
+  const second = digitsAt(value, 17, 19);
+  let i = 19;
+  let ms = 0;
+  if (value.charCodeAt(i) === 46) {
+    const start = i;
+    i++;
+    while (i < n && value.charCodeAt(i) >= 48 && value.charCodeAt(i) <= 57) i++;
+    // As the default parser computes it, so every value comes out the same.
+    ms = 1000 * Number(value.slice(start, i));
+  }
+  const sign = value.charCodeAt(i);
+  const offsetHours = digitsAt(value, i + 1, i + 3);
+  let offsetMinutes = 0;
+  if (n === i + 6 && value.charCodeAt(i + 3) === 58) offsetMinutes = digitsAt(value, i + 4, i + 6);
+  else if (n !== i + 3) return parseAnyTimestamptz(value);
+  if (
+    (sign !== 43 && sign !== 45) ||
+    month < 0 ||
+    day < 0 ||
+    hour < 0 ||
+    minute < 0 ||
+    second < 0 ||
+    offsetHours < 0 ||
+    offsetMinutes < 0
+  ) {
+    return parseAnyTimestamptz(value);
+  }
+  const offsetMs = (offsetHours * 60 + offsetMinutes) * 60_000 * (sign === 43 ? 1 : -1);
+  return new Date(Date.UTC(year, month - 1, day, hour, minute, second, ms) - offsetMs);
+}
+pg.types.setTypeParser(pg.types.builtins.TIMESTAMPTZ, parseTimestamptz);
+
 /** Runs the statements of one connection, a request's timeout turned into its 503. */
 function queryable(client: pg.PoolClient, timeoutMs: number): Queryable {
   return {
