@@ -19,7 +19,8 @@ describe("the PostgreSQL timestamptz parser", () => {
     const int = (max: number) => Math.floor(random() * max);
     for (let i = 0; i < 20_000; i++) {
       const fractionDigits = int(7);
-      const fraction = fractionDigits === 0 ? "" : `.${String(int(10 ** fractionDigits)).padStart(fractionDigits, "0")}`;
+      const fraction =
+        fractionDigits === 0 ? "" : `.${String(int(10 ** fractionDigits)).padStart(fractionDigits, "0")}`;
       const offsetMinutes = [0, 0, 30, 45][int(4)] ?? 0;
       const offset = `${random() < 0.5 ? "+" : "-"}${pad(int(15))}${offsetMinutes === 0 ? "" : `:${pad(offsetMinutes)}`}`;
       const text = `${1900 + int(200)}-${pad(1 + int(12))}-${pad(1 + int(28))} ${pad(int(24))}:${pad(int(60))}:${pad(int(60))}${fraction}${offset}`;
