@@ -16,30 +16,18 @@ import { readdirSync, statSync } from "node:fs";
 import { rename, rm, writeFile } from "node:fs/promises";
 import { join, relative } from "node:path";
 import { fileURLToPath } from "node:url";
+import { BUILD_STAMP, buildIsFresh } from "./build-stamp.js";
 
 const ROOT = fileURLToPath(new URL("..", import.meta.url));
 const SRC = join(ROOT, "src");
 export const SERVER_DIST = join(ROOT, "dist");
-/** Written last: a build that stopped half-way has none, and is built again. */
-const BUILD_STAMP = ".build-complete";
 const SELF = fileURLToPath(import.meta.url);
 /** What the build reads: the sources, the compiler options and the compiler's version. */
 const SOURCES = [SRC, join(ROOT, "tsconfig.json"), join(ROOT, "package-lock.json")];
 
-function newestMtime(path: string): number {
-  const stat = statSync(path, { throwIfNoEntry: false });
-  if (!stat) return 0;
-  if (!stat.isDirectory()) return stat.mtimeMs;
-  let newest = stat.mtimeMs;
-  for (const entry of readdirSync(path)) newest = Math.max(newest, newestMtime(join(path, entry)));
-  return newest;
-}
-
 /** True when dist/ is complete and newer than every source (and this script). */
 export function serverBuildIsFresh(dist = SERVER_DIST, sources = [SELF, ...SOURCES]): boolean {
-  const stamp = statSync(join(dist, BUILD_STAMP), { throwIfNoEntry: false });
-  if (!stamp) return false;
-  return stamp.mtimeMs >= Math.max(...sources.map(newestMtime));
+  return buildIsFresh(dist, sources);
 }
 
 function typeScriptFiles(dir: string): string[] {

@@ -6,36 +6,23 @@
  *
  *   npx tsx scripts/build-web.ts [--force]
  */
-import { readdirSync, statSync } from "node:fs";
 import { readdir, readFile, rename, rm, writeFile } from "node:fs/promises";
 import { join } from "node:path";
 import { fileURLToPath } from "node:url";
 import { brotliCompressSync, constants, gzipSync } from "node:zlib";
+import { BUILD_STAMP, buildIsFresh } from "./build-stamp.js";
 
 const ROOT = fileURLToPath(new URL("..", import.meta.url));
 const WEB = join(ROOT, "web");
 export const WEB_DIST = join(WEB, "dist");
-/** Written last: a build that stopped half-way has none, and is built again. */
-export const BUILD_STAMP = ".build-complete";
 /** What the build reads: the app, its page, and the tools that shape it. */
 const SOURCES = [join(WEB, "src"), join(WEB, "public"), join(WEB, "index.html"), join(ROOT, "package-lock.json")];
 const SELF = fileURLToPath(import.meta.url);
 const COMPRESSIBLE = /\.(js|css|html|svg|json|txt|map)$/;
 
-function newestMtime(path: string): number {
-  const stat = statSync(path, { throwIfNoEntry: false });
-  if (!stat) return 0;
-  if (!stat.isDirectory()) return stat.mtimeMs;
-  let newest = stat.mtimeMs;
-  for (const entry of readdirSync(path)) newest = Math.max(newest, newestMtime(join(path, entry)));
-  return newest;
-}
-
 /** True when the build (web/dist) is complete and newer than every source (and this script). */
 export function webBuildIsFresh(dist = WEB_DIST, sources = [SELF, ...SOURCES]): boolean {
-  const stamp = statSync(join(dist, BUILD_STAMP), { throwIfNoEntry: false });
-  if (!stamp) return false;
-  return stamp.mtimeMs >= Math.max(...sources.map(newestMtime));
+  return buildIsFresh(dist, sources);
 }
 
 async function compressAll(dir: string): Promise<void> {

@@ -2,7 +2,8 @@ import { mkdir, mkdtemp, rm, utimes, writeFile } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { BUILD_STAMP, webBuildIsFresh } from "../scripts/build-web.js";
+import { BUILD_STAMP } from "../scripts/build-stamp.js";
+import { webBuildIsFresh } from "../scripts/build-web.js";
 
 // `npm start` (prestart) and the test setup build the dashboard only when its build is missing,
 // unfinished or older than a source: checked here on a directory of its own.

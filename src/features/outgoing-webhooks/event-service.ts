@@ -128,18 +128,32 @@ interface AttemptRow {
 }
 
 /** One page of an event's attempts, oldest first. */
-export async function listAttempts(
+export function listAttempts(
   db: Queryable,
   tenantId: string,
   eventId: string,
   page: { offset: number; limit: number },
 ): Promise<{ items: Attempt[]; total: number }> {
-  const where = new Conditions("a.tenant_id = $1", tenantId).add("a.event_id = $", eventId);
+  return attemptsPage(db, { table: "webhook_attempts", owner: "event_id" }, tenantId, eventId, page);
+}
+
+/**
+ * One page of the attempts of one delivery, oldest first, from an attempt log with the columns of
+ * webhook_attempts (traffic-source postbacks keep theirs alike), `owner` naming the delivery.
+ */
+export async function attemptsPage(
+  db: Queryable,
+  log: { table: "webhook_attempts" | "source_postback_attempts"; owner: "event_id" | "postback_id" },
+  tenantId: string,
+  ownerId: string,
+  page: { offset: number; limit: number },
+): Promise<{ items: Attempt[]; total: number }> {
+  const where = new Conditions("a.tenant_id = $1", tenantId).add(`a.${log.owner} = $`, ownerId);
   const { rows, total } = await selectPage<AttemptRow>(
     db,
     {
       select: "a.*",
-      from: "webhook_attempts a",
+      from: `${log.table} a`,
       where: where.sql,
       params: where.params,
       orderBy: "a.attempt, a.at, a.id",

@@ -1,6 +1,7 @@
 import type { Queryable } from "../../platform/db/index.js";
 import { Conditions, selectPage } from "../../platform/db/paging.js";
 import { ApiError } from "../../platform/http/errors.js";
+import { type Attempt, attemptsPage } from "../outgoing-webhooks/event-service.js";
 import { announcePostbacks } from "./queue.js";
 import type { PostbackStatus } from "./schemas.js";
 
@@ -84,32 +85,6 @@ export async function listPostbacks(
   return { items: rows.map(toPostback), total };
 }
 
-export interface PostbackAttempt {
-  id: string;
-  attempt: number;
-  at: string;
-  urlTemplate: string;
-  method: string;
-  request: { headers: Record<string, string>; body: string | null };
-  response: { status: number; headers: Record<string, string>; body: string } | null;
-  durationMs: number;
-  errorType: string | null;
-  error: string | null;
-}
-
-interface AttemptRow {
-  id: string;
-  attempt: number;
-  at: Date;
-  url_template: string;
-  method: string;
-  request: PostbackAttempt["request"];
-  response: PostbackAttempt["response"];
-  duration_ms: number;
-  error_type: string | null;
-  error: string | null;
-}
-
 /** One page of a postback's attempts, oldest first. */
 export async function listPostbackAttempts(
   db: Queryable,
@@ -117,34 +92,10 @@ export async function listPostbackAttempts(
   sourceId: number,
   postbackId: string,
   page: { offset: number; limit: number },
-): Promise<{ items: PostbackAttempt[]; total: number }> {
+): Promise<{ items: Attempt[]; total: number }> {
   await assertSource(db, tenantId, sourceId);
   await assertPostback(db, tenantId, sourceId, postbackId);
-  const where = new Conditions("a.tenant_id = $1", tenantId).add("a.postback_id = $", postbackId);
-  const { rows, total } = await selectPage<AttemptRow>(
-    db,
-    {
-      select: "a.*",
-      from: "source_postback_attempts a",
-      where: where.sql,
-      params: where.params,
-      orderBy: "a.attempt, a.at, a.id",
-    },
-    page,
-  );
-  const items = rows.map((row) => ({
-    id: row.id,
-    attempt: row.attempt,
-    at: new Date(row.at).toISOString(),
-    urlTemplate: row.url_template,
-    method: row.method,
-    request: row.request,
-    response: row.response,
-    durationMs: row.duration_ms,
-    errorType: row.error_type,
-    error: row.error,
-  }));
-  return { items, total };
+  return attemptsPage(db, { table: "source_postback_attempts", owner: "postback_id" }, tenantId, postbackId, page);
 }
 
 /**
