@@ -385,3 +385,27 @@ describe("the upload history", () => {
     ]);
   });
 });
+
+describe("history retention", () => {
+  it("purges uploads with their items 120 days on", async () => {
+    const source = await adsSource("Ads retention");
+    await conversion(source.fixture);
+    const start = t.clock.now();
+    await runUpload(t);
+    const [upload, ...more] = (await uploadsOf(source)).data;
+    expect(more).toEqual([]);
+    expect(upload).toMatchObject({ status: "Sent", events: 1 });
+
+    const job = t.ctx.jobs.find("retention");
+    if (!job) throw new Error("no retention job");
+    await job.run(new Date(start.getTime() + 119 * DAY_MS));
+    expect((await uploadsOf(source)).data).toHaveLength(1);
+    await job.run(new Date(start.getTime() + 121 * DAY_MS));
+    expect((await uploadsOf(source)).data).toEqual([]);
+    const [items] = await t.ctx.db.query<{ n: number }>(
+      "select count(*)::int as n from google_ads_items where upload_id = $1",
+      [upload?.id],
+    );
+    expect(items?.n).toBe(0);
+  });
+});

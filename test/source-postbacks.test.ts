@@ -1,7 +1,7 @@
 /* biome-ignore-all lint/suspicious/noTemplateCurlyInString: postback URL templates use the ${name} placeholder syntax */
 import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest";
 import { type SourcePostbackWorker, sourcePostbackWorker } from "../src/features/source-postbacks/index.js";
-import { HOUR_MS } from "../src/platform/durations.js";
+import { DAY_MS, HOUR_MS } from "../src/platform/durations.js";
 import { ADMIN_KEY, type TestApp } from "./helpers/app.js";
 import { createVia } from "./helpers/catalog.js";
 import { type Receiver, startReceiver } from "./helpers/receiver.js";
@@ -401,5 +401,44 @@ describe("the worker loop", () => {
     } finally {
       await loop.stop();
     }
+  });
+});
+
+describe("retention", () => {
+  it("purges finished postbacks with their attempts 120 days on, and keeps those still waiting", async () => {
+    const delivered = path("retention-ok");
+    const failing = path("retention-failing");
+    rx.on(failing, { status: 500 });
+    const good = await withPostback(delivered);
+    const bad = await withPostback(failing);
+    const start = t.clock.now();
+    for (const { who, cat } of [good, bad]) {
+      const clickId = await clickOn(t, cat, cat.trafficSourceId, "?zid=kept-1");
+      await recordConversion(t, who, { type: "Deposit", clickId });
+    }
+    expect(await tick()).toBe(2);
+    const [done] = await postbacksOf(t, good.who, good.cat.trafficSourceId);
+    const [retrying] = await postbacksOf(t, bad.who, bad.cat.trafficSourceId);
+    expect(done).toMatchObject({ status: "Delivered", attempts: 1 });
+    expect(retrying).toMatchObject({ status: "Retrying", attempts: 1 });
+    const attemptsOf = async (id: string) =>
+      (
+        await t.ctx.db.query<{ n: number }>(
+          "select count(*)::int as n from source_postback_attempts where postback_id = $1",
+          [id],
+        )
+      )[0]?.n;
+
+    const job = t.ctx.jobs.find("retention");
+    if (!job) throw new Error("no retention job");
+    // 119 days on: both stay.
+    await job.run(new Date(start.getTime() + 119 * DAY_MS));
+    expect(await postbacksOf(t, good.who, good.cat.trafficSourceId)).toHaveLength(1);
+    // 121 days on: the delivered one goes with its attempt; the one still waiting stays.
+    await job.run(new Date(start.getTime() + 121 * DAY_MS));
+    expect(await postbacksOf(t, good.who, good.cat.trafficSourceId)).toEqual([]);
+    expect(await attemptsOf(done?.id as string)).toBe(0);
+    expect(await postbacksOf(t, bad.who, bad.cat.trafficSourceId)).toEqual([retrying]);
+    expect(await attemptsOf(retrying?.id as string)).toBe(1);
   });
 });

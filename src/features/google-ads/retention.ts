@@ -1,4 +1,5 @@
 import type { RetentionRule } from "../../platform/retention.js";
+import { WEBHOOK_HISTORY_DAYS } from "../outgoing-webhooks/retention.js";
 
 /**
  * Upload history is kept 120 days, as webhook delivery history is (docs/google-ads.md). An upload
@@ -6,5 +7,5 @@ import type { RetentionRule } from "../../platform/retention.js";
  * it (foreign key, on delete cascade). Queued items are taken into an upload within a round.
  */
 export const GOOGLE_ADS_RETENTION: RetentionRule[] = [
-  { table: "google_ads_uploads", column: "created_at", days: 120, where: "status <> 'Retrying'" },
+  { table: "google_ads_uploads", column: "created_at", days: WEBHOOK_HISTORY_DAYS, where: "status <> 'Retrying'" },
 ];
