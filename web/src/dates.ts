@@ -18,6 +18,18 @@ export function isDay(value: unknown): value is string {
   return !Number.isNaN(ms) && toDay(ms) === value;
 }
 
+/**
+ * A filter's range of UTC days (`dateFrom`, `dateTo`, both included) from a page's address: a
+ * value that is not a day is left out, and a from after the to drops both rather than being
+ * refused by the API.
+ */
+export function dayRangeParams(search: Record<string, unknown>): { dateFrom?: string; dateTo?: string } {
+  const dateFrom = isDay(search.dateFrom) ? search.dateFrom : undefined;
+  const dateTo = isDay(search.dateTo) ? search.dateTo : undefined;
+  if (dateFrom !== undefined && dateTo !== undefined && dateFrom > dateTo) return {};
+  return { ...(dateFrom !== undefined ? { dateFrom } : {}), ...(dateTo !== undefined ? { dateTo } : {}) };
+}
+
 /** Why a chosen range of days cannot be used (`what` names it in the message), or null. */
 export function rangeProblem(from: string, to: string, what: string): string | null {
   if (!isDay(from) || !isDay(to)) return `Enter both dates of the ${what}.`;

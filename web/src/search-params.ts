@@ -35,3 +35,13 @@ export function withOffset<T extends { offset?: number | undefined }>(search: T,
   const { offset: _offset, ...rest } = search;
   return (offset > 0 ? { ...rest, offset } : rest) as T;
 }
+
+/** The longest id a list filter takes (the API's bound). */
+const MAX_ID = 100;
+
+/** An id typed into a filter: trimmed, non-empty; a longer one than the API accepts is dropped (cut, it would name another). */
+export function idParam(value: unknown): string | undefined {
+  if (typeof value !== "string" && typeof value !== "number") return undefined;
+  const text = String(value).trim();
+  return text !== "" && text.length <= MAX_ID ? text : undefined;
+}

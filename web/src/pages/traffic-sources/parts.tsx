@@ -15,6 +15,13 @@ const EXACT = { exact: true, includeSearch: false } as const;
 
 export type Section = "postback" | "postbacks" | "google-ads" | "uploads";
 
+const SECTION_TABS = [
+  { section: "postback", to: "/catalog/traffic-sources/$sourceId/postback", label: "Postback" },
+  { section: "postbacks", to: "/catalog/traffic-sources/$sourceId/postbacks", label: "Postbacks sent" },
+  { section: "google-ads", to: "/catalog/traffic-sources/$sourceId/google-ads", label: "Google Ads" },
+  { section: "uploads", to: "/catalog/traffic-sources/$sourceId/google-ads/uploads", label: "Google Ads uploads" },
+] as const satisfies readonly { section: Section; to: string; label: string }[];
+
 /** A traffic source's own views, as tabs a keyboard reaches like any link. */
 export function SourceTabs({ id, current }: { id: number; current: Section | "details" }) {
   const sourceId = String(id);
@@ -29,38 +36,17 @@ export function SourceTabs({ id, current }: { id: number; current: Section | "de
       >
         Details
       </Link>
-      <Link
-        to="/catalog/traffic-sources/$sourceId/postback"
-        params={{ sourceId }}
-        activeOptions={EXACT}
-        aria-current={mark("postback")}
-      >
-        Postback
-      </Link>
-      <Link
-        to="/catalog/traffic-sources/$sourceId/postbacks"
-        params={{ sourceId }}
-        activeOptions={EXACT}
-        aria-current={mark("postbacks")}
-      >
-        Postbacks sent
-      </Link>
-      <Link
-        to="/catalog/traffic-sources/$sourceId/google-ads"
-        params={{ sourceId }}
-        activeOptions={EXACT}
-        aria-current={mark("google-ads")}
-      >
-        Google Ads
-      </Link>
-      <Link
-        to="/catalog/traffic-sources/$sourceId/google-ads/uploads"
-        params={{ sourceId }}
-        activeOptions={EXACT}
-        aria-current={mark("uploads")}
-      >
-        Google Ads uploads
-      </Link>
+      {SECTION_TABS.map((tab) => (
+        <Link
+          key={tab.section}
+          to={tab.to}
+          params={{ sourceId }}
+          activeOptions={EXACT}
+          aria-current={mark(tab.section)}
+        >
+          {tab.label}
+        </Link>
+      ))}
     </nav>
   );
 }

@@ -1,5 +1,5 @@
-import { isDay } from "../../dates.js";
-import { compact, isOneOf, positiveIntParam } from "../../search-params.js";
+import { dayRangeParams } from "../../dates.js";
+import { compact, idParam, isOneOf, positiveIntParam } from "../../search-params.js";
 
 /** A traffic source's postbacks take the delivery statuses of outgoing webhooks, but Held (they are not metered). */
 export const POSTBACK_STATUSES = ["Queued", "Retrying", "Delivered", "Failed", "Cancelled", "Paused"] as const;
@@ -20,14 +20,6 @@ export const PAGE_SIZE = 50;
 /** Attempts per page of one postback. */
 export const ATTEMPTS_PAGE_SIZE = 20;
 
-const MAX_ID = 100;
-
-function readId(value: unknown): string | undefined {
-  if (typeof value !== "string" && typeof value !== "number") return undefined;
-  const text = String(value).trim();
-  return text !== "" && text.length <= MAX_ID ? text : undefined;
-}
-
 export interface PostbackSearch {
   status?: PostbackStatus;
   conversionId?: string;
@@ -39,14 +31,10 @@ export interface PostbackSearch {
 
 /** The postbacks list's filters from the address; a from after the to is dropped rather than refused. */
 export function parsePostbackSearch(search: Record<string, unknown>): PostbackSearch {
-  const dateFrom = isDay(search.dateFrom) ? search.dateFrom : undefined;
-  const dateTo = isDay(search.dateTo) ? search.dateTo : undefined;
-  const ordered = dateFrom === undefined || dateTo === undefined || dateFrom <= dateTo;
   return compact<PostbackSearch>({
     status: isOneOf(POSTBACK_STATUSES, search.status) ? search.status : undefined,
-    conversionId: readId(search.conversionId),
-    dateFrom: ordered ? dateFrom : undefined,
-    dateTo: ordered ? dateTo : undefined,
+    conversionId: idParam(search.conversionId),
+    ...dayRangeParams(search),
     offset: positiveIntParam(search.offset),
   });
 }

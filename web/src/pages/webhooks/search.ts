@@ -1,5 +1,5 @@
-import { isDay } from "../../dates.js";
-import { compact, isOneOf, positiveIntParam, textParam } from "../../search-params.js";
+import { dayRangeParams } from "../../dates.js";
+import { compact, idParam, isOneOf, positiveIntParam, textParam } from "../../search-params.js";
 
 /** The statuses the API gives webhooks and delivery events (the list filters offer exactly these). */
 export const WEBHOOK_STATUSES = ["Enabled", "Disabled", "Suspended"] as const;
@@ -11,15 +11,6 @@ export type EventStatus = (typeof EVENT_STATUSES)[number];
 export const PAGE_SIZE = 50;
 /** Attempts per page on an event's page. */
 export const ATTEMPTS_PAGE_SIZE = 20;
-
-const MAX_ID = 100;
-
-/** An id typed into a filter: trimmed, non-empty; a longer one than the API accepts is dropped (cut, it would name another). */
-function readId(value: unknown): string | undefined {
-  if (typeof value !== "string" && typeof value !== "number") return undefined;
-  const text = String(value).trim();
-  return text !== "" && text.length <= MAX_ID ? text : undefined;
-}
 
 export interface WebhookListSearch {
   status?: WebhookStatus;
@@ -48,16 +39,12 @@ export interface DeliverySearch {
 
 /** The delivery log's filters from the address; a from after the to is dropped rather than refused by the API. */
 export function parseDeliverySearch(search: Record<string, unknown>): DeliverySearch {
-  const dateFrom = isDay(search.dateFrom) ? search.dateFrom : undefined;
-  const dateTo = isDay(search.dateTo) ? search.dateTo : undefined;
-  const ordered = dateFrom === undefined || dateTo === undefined || dateFrom <= dateTo;
   return compact<DeliverySearch>({
     status: isOneOf(EVENT_STATUSES, search.status) ? search.status : undefined,
-    webhookId: readId(search.webhookId),
-    conversionId: readId(search.conversionId),
-    clickId: readId(search.clickId),
-    dateFrom: ordered ? dateFrom : undefined,
-    dateTo: ordered ? dateTo : undefined,
+    webhookId: idParam(search.webhookId),
+    conversionId: idParam(search.conversionId),
+    clickId: idParam(search.clickId),
+    ...dayRangeParams(search),
     offset: positiveIntParam(search.offset),
   });
 }
