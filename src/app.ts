@@ -45,6 +45,7 @@ import {
   SOURCE_POSTBACK_RETENTION,
   sourcePostbackHook,
   sourcePostbackWorker,
+  trafficSourcePostbacks,
 } from "./features/source-postbacks/index.js";
 import { sourcePostbackRoutes } from "./features/source-postbacks/routes.js";
 import { userRoutes } from "./features/tenants/routes.js";
@@ -273,7 +274,7 @@ export async function buildApp(options: AppOptions): Promise<BuiltApp> {
         await v1.register(issueRoutes(ctx));
         await v1.register(usageRoutes(ctx));
         await v1.register(settingsRoutes(ctx));
-        await v1.register(catalogRoutes(ctx));
+        await v1.register(catalogRoutes(ctx, { traffic_sources: trafficSourcePostbacks(config) }));
         await v1.register(linkGeneratorRoutes(ctx));
         await v1.register(conversionRoutes(ctx, ctx.tracking));
         await v1.register(reportRoutes(ctx));

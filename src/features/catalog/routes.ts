@@ -2,21 +2,40 @@ import type { FastifyPluginAsyncTypebox } from "@fastify/type-provider-typebox";
 import type { FastifyRequest } from "fastify";
 import { Type } from "typebox";
 import type { AppContext } from "../../context.js";
+import type { Queryable } from "../../platform/db/index.js";
 import { conflictResponses, Envelope, errorResponses, ok, PagedEnvelope, paged } from "../../platform/http/envelope.js";
 import { ApiError } from "../../platform/http/errors.js";
 import { actorOf } from "../audit/index.js";
 import { callerOf } from "../auth/index.js";
-import { checkPostback, postbackHostScreen, resumePostbacks } from "../source-postbacks/index.js";
-import type { Postback } from "../source-postbacks/schemas.js";
-import type { PostbackInput } from "../source-postbacks/settings.js";
-import { CatalogIdParams, type CatalogResource, RESOURCES } from "./resources.js";
+import { CatalogIdParams, type CatalogResource, type CatalogTable, RESOURCES } from "./resources.js";
 import { type Change, createItem, deleteItem, getItem, listItems, updateItem } from "./service.js";
 
 /** What these routes use of the app's shared parts (assembled in app.ts). */
-export type CatalogRouteDeps = Pick<AppContext, "db" | "clock" | "tracking" | "config">;
+export type CatalogRouteDeps = Pick<AppContext, "db" | "clock" | "tracking">;
+
+/**
+ * What another feature adds to one resource's writes (a traffic source's postback): a check of
+ * the body before the transaction, which must not hold a connection through a DNS lookup, and
+ * work in the update's transaction once the row is written.
+ */
+export interface ResourceExtension {
+  prepare(body: Record<string, unknown>): Promise<void>;
+  updated(
+    tx: Queryable,
+    change: { tenantId: string; at: Date },
+    item: Record<string, unknown>,
+    body: Record<string, unknown>,
+  ): Promise<void>;
+}
+
+export type CatalogExtensions = Partial<Record<CatalogTable, ResourceExtension>>;
 
 /** list, get, create, update and delete for one catalog resource, all scoped to the caller's tenant. */
-function resourceRoutes(ctx: CatalogRouteDeps, resource: CatalogResource): FastifyPluginAsyncTypebox {
+function resourceRoutes(
+  ctx: CatalogRouteDeps,
+  resource: CatalogResource,
+  extension: ResourceExtension | undefined,
+): FastifyPluginAsyncTypebox {
   const { path, label, tag } = resource;
   const lower = label.toLowerCase();
   const read = { permission: "catalog.read" } as const;
@@ -30,13 +49,6 @@ function resourceRoutes(ctx: CatalogRouteDeps, resource: CatalogResource): Fasti
   const changeOf = (request: FastifyRequest): Change => {
     const caller = callerOf(request);
     return { tenantId: caller.tenantId, actor: actorOf(caller), at: ctx.clock.now(), requestId: request.id };
-  };
-  // A traffic source's postback is checked (its host resolved) before the transaction, which must
-  // not hold a connection through a DNS lookup; it is stored with its defaults filled.
-  const hostScreen = postbackHostScreen(ctx.config);
-  const prepare = async (body: Record<string, unknown>): Promise<void> => {
-    if (resource.table !== "traffic_sources" || body.postback === undefined) return;
-    body.postback = await checkPostback(body.postback as PostbackInput | null, hostScreen);
   };
 
   return async (app) => {
@@ -90,7 +102,7 @@ function resourceRoutes(ctx: CatalogRouteDeps, resource: CatalogResource): Fasti
       async (request, reply) => {
         const change = changeOf(request);
         const body = request.body as Record<string, unknown>;
-        await prepare(body);
+        await extension?.prepare(body);
         const item = changed(change, await ctx.db.transaction((tx) => createItem(tx, resource, body, change)));
         return reply.status(201).send(ok(item, "Created"));
       },
@@ -112,15 +124,12 @@ function resourceRoutes(ctx: CatalogRouteDeps, resource: CatalogResource): Fasti
         const change = changeOf(request);
         const body = request.body as Record<string, unknown>;
         const { id } = request.params;
-        await prepare(body);
+        await extension?.prepare(body);
         const item = changed(
           change,
           await ctx.db.transaction(async (tx) => {
             const updated = await updateItem(tx, resource, id, body, change);
-            // A postback saved enabled sends what waited Paused while it was disabled or removed.
-            if (updated && resource.table === "traffic_sources" && body.postback !== undefined) {
-              await resumePostbacks(tx, change.tenantId, id, updated.postback as Postback | null, change.at);
-            }
+            if (updated) await extension?.updated(tx, change, updated, body);
             return updated;
           }),
         );
@@ -155,8 +164,10 @@ function resourceRoutes(ctx: CatalogRouteDeps, resource: CatalogResource): Fasti
 }
 
 /** Brands, programs, accounts, brand links, traffic sources and trackers. */
-export function catalogRoutes(ctx: CatalogRouteDeps): FastifyPluginAsyncTypebox {
+export function catalogRoutes(ctx: CatalogRouteDeps, extensions: CatalogExtensions = {}): FastifyPluginAsyncTypebox {
   return async (app) => {
-    for (const resource of RESOURCES) await app.register(resourceRoutes(ctx, resource));
+    for (const resource of RESOURCES) {
+      await app.register(resourceRoutes(ctx, resource, extensions[resource.table]));
+    }
   };
 }

@@ -1,7 +1,7 @@
 import type { FastifyBaseLogger } from "fastify";
 import type { Config } from "../../config.js";
 import type { Clock } from "../../platform/clock.js";
-import type { Db } from "../../platform/db/index.js";
+import type { Db, Queryable } from "../../platform/db/index.js";
 import { AddressPolicy } from "../../platform/webhook-sender.js";
 import type { HostScreen } from "../outgoing-webhooks/url-screen.js";
 import type { ConversionHook } from "../tracking/index.js";
@@ -9,7 +9,10 @@ import { queuePostbacks } from "./hook.js";
 import { SourcePostbackWorker } from "./worker.js";
 
 export { SOURCE_POSTBACK_RETENTION } from "./retention.js";
-export { checkPostback, resumePostbacks } from "./settings.js";
+
+import type { Postback } from "./schemas.js";
+import { checkPostback, type PostbackInput, resumePostbacks } from "./settings.js";
+
 export type { SourcePostbackWorker } from "./worker.js";
 
 /** The conversion hook that queues traffic-source postbacks in the conversion's transaction. */
@@ -19,6 +22,31 @@ export const sourcePostbackHook: ConversionHook = (tx, tenantId, conversions, no
 /** The send-time address policy and the save-time DNS bound, as webhook settings use them. */
 export function postbackHostScreen(config: Config): HostScreen {
   return { policy: new AddressPolicy(config.webhookAllowedHosts), timeoutMs: config.webhookSaveDnsTimeoutMs };
+}
+
+/**
+ * What a traffic source's writes in the catalog add for its postback: the postback is checked
+ * (its host resolved, refused as webhook URLs are) before the transaction and stored with its
+ * defaults filled; once saved enabled, what waited Paused while it was disabled or removed is
+ * sent (in the saving transaction).
+ */
+export function trafficSourcePostbacks(config: Config) {
+  const screen = postbackHostScreen(config);
+  return {
+    async prepare(body: Record<string, unknown>): Promise<void> {
+      if (body.postback === undefined) return;
+      body.postback = await checkPostback(body.postback as PostbackInput | null, screen);
+    },
+    async updated(
+      tx: Queryable,
+      change: { tenantId: string; at: Date },
+      item: Record<string, unknown>,
+      body: Record<string, unknown>,
+    ): Promise<void> {
+      if (body.postback === undefined) return;
+      await resumePostbacks(tx, change.tenantId, Number(item.id), item.postback as Postback | null, change.at);
+    },
+  };
 }
 
 /** The postback worker: the webhook engine's timeout, retry interval and address policy. */
