@@ -63,6 +63,26 @@ function databaseKinds(raw: string | undefined): Db["kind"][] {
   return known.filter((kind) => kinds.includes(kind));
 }
 
+/** A positive integer from the environment, or the fallback when unset. */
+export function intSetting(name: string, fallback: number): number {
+  const raw = process.env[name]?.trim();
+  if (!raw) return fallback;
+  const value = Number(raw);
+  if (!Number.isInteger(value) || value <= 0) throw new Error(`${name} must be a positive integer, got '${raw}'`);
+  return value;
+}
+
+/** Comma-separated positive integers from the environment, or the fallback when unset. */
+export function intListSetting(name: string, fallback: number[]): number[] {
+  const raw = process.env[name]?.trim();
+  if (!raw) return fallback;
+  const values = raw.split(",").map((v) => Number(v.trim()));
+  if (values.some((v) => !Number.isInteger(v) || v <= 0)) {
+    throw new Error(`${name} must list positive integers, got '${raw}'`);
+  }
+  return values;
+}
+
 export interface Reporter {
   /** A progress line on stderr. */
   progress(message: string): void;

@@ -1,13 +1,16 @@
-import { type ChildProcess, spawn } from "node:child_process";
-import { randomBytes } from "node:crypto";
 import { readFileSync } from "node:fs";
 import { mkdtemp, rm } from "node:fs/promises";
-import { createServer } from "node:net";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { fileURLToPath } from "node:url";
-import pg from "pg";
 import { ensureServerBuilt } from "../../scripts/build-server.js";
+import {
+  type Command,
+  type Started,
+  sleep,
+  startService,
+  stopService,
+  withPostgresDatabase,
+} from "../service-process.js";
 import { reporter, round } from "../shared.js";
 import { peakRss, processTree } from "./process-tree.js";
 
@@ -31,10 +34,7 @@ import { peakRss, processTree } from "./process-tree.js";
  */
 
 const BENCH = "startup";
-const ROOT = fileURLToPath(new URL("../../", import.meta.url));
-const DEFAULT_POSTGRES_URL = "postgres://postgres@127.0.0.1:5432/test";
-const HEALTH_TIMEOUT_MS = 120_000;
-const STOP_TIMEOUT_MS = 30_000;
+const COMMANDS: readonly Command[] = ["npm", "node", "tsx"];
 const report = reporter(BENCH);
 
 function setting(name: string, fallback: number): number {
@@ -44,39 +44,26 @@ function setting(name: string, fallback: number): number {
   return value;
 }
 
-function freePort(): Promise<number> {
-  return new Promise((resolve, reject) => {
-    const server = createServer();
-    server.once("error", reject);
-    server.listen(0, "127.0.0.1", () => {
-      const address = server.address();
-      const port = typeof address === "object" && address !== null ? address.port : 0;
-      server.close(() => resolve(port));
-    });
-  });
-}
-
-type Command = "npm" | "node" | "tsx";
-
-const ARGS: Record<Command, [string, string[]]> = {
-  npm: ["npm", ["start", "--silent"]],
-  node: ["node", ["dist/main.js"]],
-  tsx: ["node", ["--import", "tsx", "src/main.ts"]],
-};
-
 /** The server among the processes a command left running. */
 const isServer = (command: string) => /(src\/main\.ts|dist\/main\.js)/.test(command);
 
-interface Started {
-  child: ChildProcess;
-  port: number;
-  healthyMs: number;
+interface StartedMeasured extends Started {
   /** CPU time the processes still running had used by then (those that had exited not counted). */
   cpuMs: number;
-  output: string[];
   /** The server's own `startupMs` from its `started` line, when it logged one. */
   startupMs: Record<string, number> | undefined;
 }
+
+/** Starts the service to healthy, with the CPU it used and the startup steps it logged. */
+async function start(env: NodeJS.ProcessEnv, command: Command): Promise<StartedMeasured> {
+  const started = await startService(env, command);
+  const cpu = treeCpuMs(started.child.pid as number);
+  // The `started` line is written just before the port answers; a moment for it to arrive.
+  for (let i = 0; i < 40 && startupMs(started.output) === undefined; i++) await sleep(25);
+  return { ...started, cpuMs: cpu, startupMs: startupMs(started.output) };
+}
+
+const stop = stopService;
 
 /** The `startupMs` of the `started` log line (pino's JSON) in the output so far. */
 function startupMs(output: string[]): Record<string, number> | undefined {
@@ -90,83 +77,6 @@ function startupMs(output: string[]): Record<string, number> | undefined {
     }
   }
   return undefined;
-}
-
-const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
-
-/** Starts the service and waits for a healthy /api/health; the time is from spawn to that answer. */
-async function start(env: NodeJS.ProcessEnv, command: Command): Promise<Started> {
-  const port = await freePort();
-  const started = performance.now();
-  const [file, args] = ARGS[command];
-  // Its own process group, so whatever it leaves behind can be stopped by its group id.
-  const child = spawn(file, args, {
-    cwd: ROOT,
-    env: { ...env, PORT: String(port), HOST: "127.0.0.1" },
-    stdio: ["ignore", "pipe", "pipe"],
-    detached: true,
-  });
-  const output: string[] = [];
-  // The demo's one-time secrets are in the banner: an error shows the log without them.
-  const keep = (chunk: Buffer) => {
-    output.push(
-      chunk
-        .toString()
-        .split("\n")
-        .filter((line) => !/(login|key|postback url):/i.test(line))
-        .join("\n"),
-    );
-    if (output.length > 200) output.shift();
-  };
-  child.stdout?.on("data", keep);
-  child.stderr?.on("data", keep);
-  let exited: number | null = null;
-  child.once("exit", (code) => {
-    exited = code ?? -1;
-  });
-  while (performance.now() - started < HEALTH_TIMEOUT_MS) {
-    if (exited !== null) throw new Error(`the service exited (${exited}) before it was healthy:\n${output.join("")}`);
-    try {
-      const res = await fetch(`http://127.0.0.1:${port}/api/health`);
-      await res.arrayBuffer();
-      if (res.status === 200) {
-        const healthyMs = performance.now() - started;
-        const cpu = treeCpuMs(child.pid as number);
-        // The `started` line is written just before the port answers; a moment for it to arrive.
-        for (let i = 0; i < 40 && startupMs(output) === undefined; i++) await sleep(25);
-        return { child, port, healthyMs, cpuMs: cpu, output, startupMs: startupMs(output) };
-      }
-    } catch {
-      // Not listening yet.
-    }
-    await sleep(25);
-  }
-  stopGroup(child);
-  throw new Error(`not healthy within ${HEALTH_TIMEOUT_MS} ms:\n${output.join("")}`);
-}
-
-function stopGroup(child: ChildProcess): void {
-  if (child.pid === undefined) return;
-  try {
-    process.kill(-child.pid, "SIGKILL");
-  } catch {
-    // Already gone.
-  }
-}
-
-/** SIGTERM as an operator would send it (to the process npm start made), then its exit. */
-async function stop(started: Started): Promise<void> {
-  const { child } = started;
-  if (child.exitCode !== null) return;
-  const exited = new Promise<void>((resolve) => child.once("exit", () => resolve()));
-  child.kill("SIGTERM");
-  const timeout = sleep(STOP_TIMEOUT_MS).then(() => "timeout" as const);
-  if ((await Promise.race([exited, timeout])) === "timeout") {
-    stopGroup(child);
-    throw new Error(`the service did not stop within ${STOP_TIMEOUT_MS} ms:\n${started.output.join("")}`);
-  }
-  // Anything of its group still alive (it should be none) does not outlive the run.
-  stopGroup(child);
 }
 
 const TICKS_PER_S = 100;
@@ -199,7 +109,8 @@ const MB = 1024 * 1024;
 
 async function measureDatabase(kind: "pglite" | "postgres", env: NodeJS.ProcessEnv): Promise<void> {
   const chosen = process.env.BENCH_STARTUP_COMMAND?.trim() || "npm";
-  if (!(chosen in ARGS)) throw new Error(`BENCH_STARTUP_COMMAND must be npm, node or tsx, got '${chosen}'`);
+  if (!COMMANDS.some((c) => c === chosen))
+    throw new Error(`BENCH_STARTUP_COMMAND must be npm, node or tsx, got '${chosen}'`);
   const command = chosen as Command;
   if (command === "node") await ensureServerBuilt();
   const restarts = Math.max(1, Math.round(setting("BENCH_STARTUP_RESTARTS", 3)));
@@ -260,30 +171,6 @@ async function measureDatabase(kind: "pglite" | "postgres", env: NodeJS.ProcessE
   }
 }
 
-/** A database of its own on the server of BENCH_DATABASE_URL, dropped after the run; null when unreachable. */
-async function withPostgresDatabase(fn: (url: string) => Promise<void>): Promise<boolean> {
-  const base = process.env.BENCH_DATABASE_URL?.trim() || DEFAULT_POSTGRES_URL;
-  const name = `bench_startup_${randomBytes(4).toString("hex")}`;
-  const admin = new pg.Client({ connectionString: base, connectionTimeoutMillis: 3000 });
-  try {
-    await admin.connect();
-  } catch (error) {
-    await admin.end().catch(() => undefined);
-    report.emit({ figure: "all", db: "postgres", skipped: true, reason: String(error) });
-    return false;
-  }
-  try {
-    await admin.query(`create database ${name}`);
-    const url = new URL(base);
-    url.pathname = `/${name}`;
-    await fn(url.toString());
-  } finally {
-    await admin.query(`drop database if exists ${name} with (force)`).catch(() => undefined);
-    await admin.end();
-  }
-  return true;
-}
-
 export async function run(): Promise<void> {
   const databases = (process.env.BENCH_DATABASES ?? "pglite,postgres").split(",").map((d) => d.trim());
   const base: NodeJS.ProcessEnv = { ...process.env, SEED_DEMO: "true", LOG_LEVEL: "info" };
@@ -299,7 +186,7 @@ export async function run(): Promise<void> {
   if (databases.includes("postgres")) {
     const dataDir = await mkdtemp(join(tmpdir(), "bench-startup-"));
     try {
-      await withPostgresDatabase((url) =>
+      await withPostgresDatabase("bench_startup", report, (url) =>
         measureDatabase("postgres", { ...base, DATA_DIR: dataDir, DATABASE_URL: url }),
       );
     } finally {

@@ -7,7 +7,17 @@ import { createTenant } from "../../src/features/tenants/index.js";
 import type { ValidConversion } from "../../src/features/tracking/conversion-input.js";
 import { type ConversionHook, recordConversions } from "../../src/features/tracking/index.js";
 import type { Db } from "../../src/platform/db/index.js";
-import { type Database, forEachDatabase, measureSequential, reporter, round, settings } from "../shared.js";
+import {
+  type Database,
+  forEachDatabase,
+  intListSetting,
+  intSetting,
+  measureSequential,
+  reporter,
+  round,
+  settings,
+} from "../shared.js";
+import { E2E_GOALS, endToEnd } from "../steady-delivery.js";
 import { BenchReceiver } from "./receiver.js";
 
 /**
@@ -26,8 +36,16 @@ import { BenchReceiver } from "./receiver.js";
  *                   after BENCH_WARMUP_S): from the commit of the conversion's transaction to the
  *                   receiver's first request, p50/p99 (recordingP50Ms: how long recording took);
  *                   the ratio is p50 over a bare GET round trip's p50
+ *   steady-100, steady-300, batches
+ *                   end to end through the service as `npm start` runs it, one process with every
+ *                   role: single conversions posted at 100/s and 300/s on one link, and batches of
+ *                   500 (bench/steady-delivery.ts); BENCH_E2E_RATES (default "100,300") and
+ *                   BENCH_E2E_BATCH_TOTAL (default 5,000) size them
+ * BENCH_WEBHOOK_FIGURES=worker runs only the figures of the worker processes, =e2e only the
+ * end-to-end ones (default both).
  * Every event must end Delivered after one attempt and reach the receiver, or the run fails.
- * Goals: >= 2,000 deliveries/s on one worker process; latency p50 <= 50 ms.
+ * Goals: >= 2,000 deliveries/s on one worker process; latency p50 <= 50 ms; end to end at 100/s,
+ * from answer to receiver p50 <= 50 ms and p99 <= 250 ms; >= 2,000 deliveries/s from batches.
  */
 
 const BENCH = "webhooks";
@@ -37,14 +55,6 @@ const GOAL_RATE = 2000;
 const GOAL_P50_MS = 50;
 const WORKER_SCRIPT = fileURLToPath(new URL("./worker-process.ts", import.meta.url));
 const HOOKS: ConversionHook[] = [webhookFanOut];
-
-function intSetting(name: string, fallback: number): number {
-  const raw = process.env[name]?.trim();
-  if (!raw) return fallback;
-  const value = Number(raw);
-  if (!Number.isInteger(value) || value <= 0) throw new Error(`${name} must be a positive integer, got '${raw}'`);
-  return value;
-}
 
 function conversion(n: number): ValidConversion {
   return {
@@ -268,26 +278,63 @@ async function latency(database: Database, url: string, receiver: BenchReceiver,
   });
 }
 
+/** The end-to-end shapes, with the goals of the delivery (answer to receiver, and from batches). */
+async function endToEndFigures(): Promise<void> {
+  const s = settings();
+  await endToEnd(
+    report,
+    {
+      rates: intListSetting("BENCH_E2E_RATES", [100, 300]),
+      batchTotal: intSetting("BENCH_E2E_BATCH_TOTAL", 5000),
+      warmupS: s.warmupS,
+      durationS: s.durationS,
+    },
+    (figures) => {
+      const delivery = figures.delivery as { p50Ms: number; p99Ms: number } | undefined;
+      const goals =
+        figures.figure === "batches"
+          ? {
+              goalDeliveriesPerSec: E2E_GOALS.batchDeliveriesPerSec,
+              meetsGoal: (figures.deliveriesPerSec as number) >= E2E_GOALS.batchDeliveriesPerSec,
+            }
+          : figures.conversionsPerSec === 100 && delivery !== undefined
+            ? {
+                goal: `delivery p50 <= ${E2E_GOALS.deliveryP50Ms} ms, p99 <= ${E2E_GOALS.deliveryP99Ms} ms`,
+                meetsGoal: delivery.p50Ms <= E2E_GOALS.deliveryP50Ms && delivery.p99Ms <= E2E_GOALS.deliveryP99Ms,
+              }
+            : {};
+      report.emit({ ...figures, ...goals });
+    },
+  );
+}
+
 export async function run(): Promise<void> {
   const s = settings();
+  const figures = process.env.BENCH_WEBHOOK_FIGURES?.trim() || "all";
+  if (!["all", "worker", "e2e"].includes(figures)) {
+    throw new Error(`BENCH_WEBHOOK_FIGURES must be worker or e2e, got '${figures}'`);
+  }
   const events = intSetting("BENCH_WEBHOOK_EVENTS", 20_000);
   if (!s.databases.includes("postgres")) {
     report.progress("skipped: worker processes share a database, which needs PostgreSQL");
     report.emit({ figure: "all", db: "pglite", skipped: true, reason: "needs PostgreSQL" });
     return;
   }
-  const receiver = new BenchReceiver();
-  const base = await receiver.start();
-  try {
-    await forEachDatabase({ ...s, databases: ["postgres"] }, report, async (_kind, database) => {
-      report.progress(`bare-sender: ${events} GETs, 64 in flight`);
-      const bareRate = await bareSender(base, events);
-      report.emit({ figure: "bare-sender", db: "none", events, deliveriesPerSec: round(bareRate, 1) });
-      await throughput(database, s.postgresUrl, receiver, base, events, 1, bareRate);
-      await throughput(database, s.postgresUrl, receiver, base, events, 2, bareRate);
-      await latency(database, s.postgresUrl, receiver, base);
-    });
-  } finally {
-    await receiver.stop();
+  if (figures !== "e2e") {
+    const receiver = new BenchReceiver();
+    const base = await receiver.start();
+    try {
+      await forEachDatabase({ ...s, databases: ["postgres"] }, report, async (_kind, database) => {
+        report.progress(`bare-sender: ${events} GETs, 64 in flight`);
+        const bareRate = await bareSender(base, events);
+        report.emit({ figure: "bare-sender", db: "none", events, deliveriesPerSec: round(bareRate, 1) });
+        await throughput(database, s.postgresUrl, receiver, base, events, 1, bareRate);
+        await throughput(database, s.postgresUrl, receiver, base, events, 2, bareRate);
+        await latency(database, s.postgresUrl, receiver, base);
+      });
+    } finally {
+      await receiver.stop();
+    }
   }
+  if (figures !== "worker") await endToEndFigures();
 }

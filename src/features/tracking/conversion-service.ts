@@ -250,9 +250,12 @@ export async function recordConversions(
     );
     results.push({ conversion, duplicate: false });
   }
-  await rollups.write(tx);
   const created = results.filter((r) => !r.duplicate).map((r) => r.conversion);
   if (created.length > 0) for (const hook of hooks) await hook(tx, tenantId, created, now);
+  // Last: a busy link's conversions all update one rollup row, and each holds its lock until the
+  // commit. Written after everything else, the lock is held for this statement and the commit
+  // only, not across the hooks' round trips, so intake on one link is not bounded by them.
+  await rollups.write(tx);
   return results;
 }
 
