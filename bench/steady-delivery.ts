@@ -76,6 +76,12 @@ async function startWithTenant(url: string, receiver: string, agent: Agent): Pro
     SECRETS_KEY: `bench:${randomBytes(32).toString("base64")}`,
     WEBHOOK_ALLOWED_HOSTS: "127.0.0.1",
     RATE_LIMIT_PER_MINUTE: "1000000",
+    ...(process.env.BENCH_E2E_NO_CAPS
+      ? {
+          DELIVERY_IN_FLIGHT_PER_TENANT: process.env.BENCH_E2E_NO_CAPS,
+          DELIVERY_IN_FLIGHT_PER_DESTINATION: process.env.BENCH_E2E_NO_CAPS,
+        }
+      : {}),
   };
   const started = await startService(env, "node");
   const base = `http://127.0.0.1:${started.port}`;

@@ -1,5 +1,4 @@
 import swagger from "@fastify/swagger";
-import swaggerUi from "@fastify/swagger-ui";
 import Fastify, { type FastifyInstance, type FastifyServerOptions } from "fastify";
 import type { Config } from "./config.js";
 import type { AppContext } from "./context.js";
@@ -7,13 +6,14 @@ import type { AppContext } from "./context.js";
 // so no import chain runs from one feature's service through another's routes (a run-time
 // import cycle; .dependency-cruiser.cjs refuses one).
 import { adminKeyGuard, adminRoutes } from "./features/admin/routes.js";
-import { apiReferenceRoutes } from "./features/api-docs/routes.js";
+import { apiReferenceRoutes, swaggerUiRoutes } from "./features/api-docs/routes.js";
 import { apiTokenExpiryJob } from "./features/api-tokens/index.js";
 import { apiTokenRoutes } from "./features/api-tokens/routes.js";
 import { auditRoutes } from "./features/audit/routes.js";
 import { authHook } from "./features/auth/hook.js";
 import {
   ApiKeyVerifier,
+  AUTH_RETENTION,
   JwtSigner,
   LastUsedRecorder,
   listenForRevocations,
@@ -39,7 +39,7 @@ import {
   webhookFanOut,
 } from "./features/outgoing-webhooks/index.js";
 import { webhookSettingsRoutes } from "./features/outgoing-webhooks/settings-routes.js";
-import { rollupBlocksJob } from "./features/reports/index.js";
+import { ReportGate, reportSlots, rollupBlocksJob } from "./features/reports/index.js";
 import { reportRoutes } from "./features/reports/routes.js";
 import {
   SOURCE_POSTBACK_RETENTION,
@@ -71,12 +71,18 @@ import { MailSender } from "./platform/mail.js";
 import { metrics, metricsRegistry } from "./platform/metrics.js";
 import { openApiDocument } from "./platform/openapi.js";
 import { PLATFORM_RETENTION, retentionJob } from "./platform/retention.js";
+import { SecretsKeyring } from "./platform/sealed-box.js";
 import { WorkerLoops } from "./worker-loops.js";
 
 export interface AppOptions {
   config: Config;
   db: Db;
   jwtSecret: string;
+  /**
+   * The keys that seal stored secrets (main.ts: SECRETS_KEY or the generated one). Unset: the
+   * config's SECRETS_KEY, else a fresh random key for this app alone (benchmarks, one-off builds).
+   */
+  secretsKey?: SecretsKeyring;
   clock?: Clock;
   nodeId?: string;
   /** How long one health report is reused; a few seconds in production. */
@@ -144,6 +150,7 @@ export async function buildApp(options: AppOptions): Promise<BuiltApp> {
   jobs.register(
     retentionJob(unbounded, [
       ...PLATFORM_RETENTION,
+      ...AUTH_RETENTION,
       ...TRACKING_RETENTION,
       ...NOTIFICATION_RETENTION,
       ...WEBHOOK_RETENTION,
@@ -155,6 +162,12 @@ export async function buildApp(options: AppOptions): Promise<BuiltApp> {
   jobs.register(usagePurgeJob(unbounded));
   jobs.register(rollupBlocksJob(unbounded, { maxBlocks: config.rollupFoldBlocksPerTransaction }));
   const jwt = new JwtSigner(options.jwtSecret);
+  // What JWT_SECRET sealed before SECRETS_KEY existed opens until `npm run secrets:reseal`.
+  const keyring = (
+    options.secretsKey ??
+    config.secretsKey ??
+    SecretsKeyring.parse(SecretsKeyring.generate())
+  ).withLegacy(options.jwtSecret);
   const ctx: AppContext = {
     config,
     db,
@@ -172,10 +185,17 @@ export async function buildApp(options: AppOptions): Promise<BuiltApp> {
     tracking: new Tracking(db, clock, app.log, {
       maxBytes: config.buffers.clickBufferMaxBytes,
       spillMaxBytes: config.buffers.clickSpillMaxBytes,
+      trackersPerTenantPerHour:
+        options.rateLimit?.trackersPerTenantPerHour ?? config.wayInLimits.trackersPerTenantPerHour,
       ...options.clicks,
     }),
     delivery: deliveryWorker({ db, clock, log: app.log, config }),
-    notifications: notifications({ db, clock, log: app.log, config, serviceSecret: options.jwtSecret }),
+    notifications: notifications({ db, clock, log: app.log, config, keyring }),
+    reports: new ReportGate({
+      perTenant: config.reportShare.concurrencyPerTenant,
+      queuePerTenant: config.reportShare.queuePerTenant,
+      totalSlots: reportSlots(db.poolSize, config.reportShare.poolReserve),
+    }),
   };
   // Every conversion writes its delivery events in its own transaction.
   ctx.tracking.conversionHooks.push(webhookFanOut);
@@ -184,7 +204,7 @@ export async function buildApp(options: AppOptions): Promise<BuiltApp> {
   ctx.tracking.conversionHooks.push(sourcePostbackHook);
   // Conversions with a gclid are queued for Google Ads in the same transaction (docs/google-ads.md).
   ctx.tracking.conversionHooks.push(googleAdsQueue);
-  const ads = googleAds({ db, clock, log: app.log, config, serviceSecret: options.jwtSecret });
+  const ads = googleAds({ db, clock, log: app.log, config, keyring });
   jobs.register(ads.job);
   const workers = new WorkerLoops({ mail: ctx.mail, delivery: ctx.delivery, notifications: ctx.notifications.worker });
   workers.others.push(sourcePostbackWorker({ db, clock, log: app.log, config }));
@@ -232,6 +252,7 @@ export async function buildApp(options: AppOptions): Promise<BuiltApp> {
   const registry = metricsRegistry(app);
   if (registry) {
     ctx.tracking.clicks.registerMetrics(registry);
+    ctx.tracking.registerMetrics(registry);
     ctx.usage.registerMetrics(registry);
     ctx.people.registerMetrics(registry);
   }
@@ -240,13 +261,14 @@ export async function buildApp(options: AppOptions): Promise<BuiltApp> {
   // The client surface: its own OpenAPI document, explorer and reference page.
   await app.register(async (client) => {
     await client.register(swagger, openApiDocument("client", config.publicBaseUrl));
-    await client.register(swaggerUi, { routePrefix: "/api/swagger" });
+    await client.register(swaggerUiRoutes({ routePrefix: "/api/swagger", publicBaseUrl: config.publicBaseUrl }));
     // No default fonts: Scalar would fetch them from its CDN, and the docs must work offline.
     // Its hosted-product features (Ask AI, the MCP generator, the developer toolbar with its
     // Configure, Share and Deploy menus) mean nothing for a self-hosted service: all off.
     await client.register(
       apiReferenceRoutes({
         routePrefix: "/api/docs",
+        publicBaseUrl: config.publicBaseUrl,
         configuration: {
           url: "/api/swagger/v1/swagger.json",
           withDefaultFonts: false,

@@ -1,4 +1,5 @@
 import { isIP } from "node:net";
+import { SecretsKeyring } from "./platform/sealed-box.js";
 
 /** Every setting the service reads from its environment, parsed once at boot. */
 export interface Config {
@@ -10,6 +11,8 @@ export interface Config {
   adminApiKey: string | undefined;
   healthKey: string | undefined;
   jwtSecret: string | undefined;
+  /** SECRETS_KEY: the keys that seal stored secrets; unset on PGlite, one is generated into DATA_DIR. */
+  secretsKey: SecretsKeyring | undefined;
   seedDemo: boolean;
   smtpUrl: string | undefined;
   mailFrom: string;
@@ -21,6 +24,8 @@ export interface Config {
   /** How long saving a webhook URL waits for its host name to resolve (docs/limits.md). */
   webhookSaveDnsTimeoutMs: number;
   notificationRetryScheduleS: number[];
+  /** Attempts one delivery loop has under way per tenant and per destination (docs/limits.md "Delivery fairness"). */
+  deliveryShare: { perTenant: number; perDestination: number };
   logLevel: LogLevel;
   /** Requests per minute per API key or signed-in person. */
   rateLimitPerMinute: number;
@@ -34,6 +39,8 @@ export interface Config {
   reportMaxWindowDays: number;
   /** The statement timeout of a request's database statements, in ms (PostgreSQL; docs/limits.md). */
   statementTimeoutMs: number;
+  /** Each tenant's share of report and composite work, and the pool's share reports may hold (docs/limits.md). */
+  reportShare: ReportShare;
   /** The deepest nesting of arrays and objects a request body may have (docs/limits.md "Hostile input"). */
   jsonMaxDepth: number;
   /** Limits on the other ways in: tracking, MCP, admin, health, sign-in, key counts (docs/limits.md). */
@@ -49,6 +56,16 @@ export interface Config {
   build: BuildOverrides;
   /** Google's OAuth token endpoint and Data Manager API base (docs/google-ads.md); tests point them at loopback. */
   google: { oauthTokenUrl: string; dataManagerUrl: string };
+}
+
+/** docs/limits.md, "Reports and MCP: fair share". */
+export interface ReportShare {
+  /** Reports, composites and MCP posts running reports one tenant may have running at once per node. */
+  concurrencyPerTenant: number;
+  /** Of those, how many more may wait for a slot; beyond them a 429 with Retry-After. */
+  queuePerTenant: number;
+  /** Connections of the database pool reports of all tenants together leave to other requests. */
+  poolReserve: number;
 }
 
 export interface BufferLimits {
@@ -83,6 +100,12 @@ export interface WayInLimits {
   maxPageViewsPerClick: number;
   /** How long /collect waits for a click just made on another node (0: answer at once). */
   collectClickWaitMs: number;
+  /** Clicks per minute per client IP that are recorded; beyond them clicks are redirected, not recorded. */
+  clickRatePerIpPerMinute: number;
+  /** Trackers a tenant's clicks may create per hour; beyond them a click is recorded without its tracker. */
+  trackersPerTenantPerHour: number;
+  /** Refused credentials per minute per client IP (/api/v1, /mcp, postback keys) before the address gets 429. */
+  authFailuresPerIpPerMinute: number;
 }
 
 export interface BuildOverrides {
@@ -142,6 +165,17 @@ function url(env: Env, name: string, protocols: string[]): string | undefined {
     throw new ConfigError(name, `must use one of ${protocols.join(", ")}, got '${parsed.protocol}'`);
   }
   return raw;
+}
+
+/** SECRETS_KEY: a keyring; a bad one stops the start, naming the variable and never a key. */
+function secretsKeyring(env: Env): SecretsKeyring | undefined {
+  const raw = text(env, "SECRETS_KEY");
+  if (raw === undefined) return undefined;
+  try {
+    return SecretsKeyring.parse(raw);
+  } catch (error) {
+    throw new ConfigError("SECRETS_KEY", (error as Error).message);
+  }
 }
 
 function secret(env: Env, name: string, minLength: number): string | undefined {
@@ -212,6 +246,7 @@ export function loadConfig(env: Env): Config {
     adminApiKey: secret(env, "ADMIN_API_KEY", 16),
     healthKey: secret(env, "HEALTH_KEY", 8),
     jwtSecret: secret(env, "JWT_SECRET", 32),
+    secretsKey: secretsKeyring(env),
     seedDemo: boolean(env, "SEED_DEMO", databaseUrl === undefined),
     smtpUrl: url(env, "SMTP_URL", ["smtp:", "smtps:"]),
     mailFrom: text(env, "MAIL_FROM") ?? "Tracking Platform <no-reply@localhost>",
@@ -225,6 +260,13 @@ export function loadConfig(env: Env): Config {
       "NOTIFICATION_RETRY_SCHEDULE",
       text(env, "NOTIFICATION_RETRY_SCHEDULE") ?? "5m,25m,1h,2h,3h30m",
     ),
+    // A tenant whose receivers hang holds at most this many of a loop's slots (512 for webhooks
+    // and postbacks), so the others' deliveries start at once; one destination gets 64, which
+    // at a few ms a request on loopback still carries thousands of deliveries a second.
+    deliveryShare: {
+      perTenant: integer(env, "DELIVERY_IN_FLIGHT_PER_TENANT", 256, 1, 100_000),
+      perDestination: integer(env, "DELIVERY_IN_FLIGHT_PER_DESTINATION", 128, 1, 100_000),
+    },
     logLevel: logLevel as LogLevel,
     rateLimitPerMinute: integer(env, "RATE_LIMIT_PER_MINUTE", 1200, 1, 1_000_000),
     rateLimitAnonymousPerMinute: integer(env, "RATE_LIMIT_ANONYMOUS_PER_MINUTE", 120, 1, 1_000_000),
@@ -233,6 +275,13 @@ export function loadConfig(env: Env): Config {
     // At least the 30 days of the default window; at most every day from 0001 to 9999.
     reportMaxWindowDays: integer(env, "REPORT_MAX_WINDOW_DAYS", 400, 30, 3_652_059),
     statementTimeoutMs: integer(env, "STATEMENT_TIMEOUT_MS", 15_000, 100, 3_600_000),
+    // One MCP batch of 20 reports held every connection of the pool (10) and made another
+    // tenant wait 6.9 s: a tenant runs 2 at once, 4 more wait, and reports leave 3 connections.
+    reportShare: {
+      concurrencyPerTenant: integer(env, "REPORT_CONCURRENCY_PER_TENANT", 2, 1, 1000),
+      queuePerTenant: integer(env, "REPORT_QUEUE_PER_TENANT", 4, 0, 10_000),
+      poolReserve: integer(env, "REPORT_POOL_RESERVE", 3, 0, 1000),
+    },
     // Real bodies nest a handful of levels; thousands would overflow the validator's stack.
     jsonMaxDepth: integer(env, "JSON_MAX_DEPTH", 64, 4, 1000),
     trustProxy: trustProxy(env),
@@ -249,6 +298,13 @@ export function loadConfig(env: Env): Config {
       maxPageViewsPerClick: integer(env, "MAX_PAGE_VIEWS_PER_CLICK", 100, 1, 100_000),
       // The embedded database is one process's: no other node can hold an unwritten click.
       collectClickWaitMs: integer(env, "COLLECT_CLICK_WAIT_MS", databaseUrl === undefined ? 0 : 500, 0, 2000),
+      // 600 a minute is one click every 100 s from each of 1,000 people behind one carrier NAT
+      // address, far above what people click; one scripted client made 230 a second (docs/limits.md).
+      clickRatePerIpPerMinute: integer(env, "CLICK_RATE_PER_IP_PER_MINUTE", 600, 1, 1_000_000_000),
+      // A campaign's sub-ids arrive a few new names an hour; one flood made 20,000 in 13 s.
+      trackersPerTenantPerHour: integer(env, "TRACKERS_PER_TENANT_PER_HOUR", 1000, 1, 10_000_000),
+      // Keys are 256-bit random: the bound is on lookups, not on guessing (docs/limits.md).
+      authFailuresPerIpPerMinute: integer(env, "AUTH_FAILURES_PER_IP_PER_MINUTE", 100, 1, 1_000_000),
     },
     metricsPort: text(env, "METRICS_PORT") === undefined ? undefined : integer(env, "METRICS_PORT", 0, 0, 65535),
     metricsKey: secret(env, "METRICS_KEY", 16),

@@ -2,6 +2,7 @@ import type { Config } from "./config.js";
 import type { ApiKeyVerifier, JwtSigner, LastUsedRecorder, SignedInPeople } from "./features/auth/index.js";
 import type { Notifications } from "./features/notifications/index.js";
 import type { DeliveryWorker } from "./features/outgoing-webhooks/index.js";
+import type { ReportGate } from "./features/reports/index.js";
 import type { Tracking } from "./features/tracking/index.js";
 import type { UsageMeter } from "./features/usage/index.js";
 import type { BuildInfo } from "./platform/build-info.js";
@@ -38,4 +39,6 @@ export interface AppContext {
   delivery: DeliveryWorker;
   /** Operational webhooks: secrets, URL policy and their delivery loop (started by the worker role). */
   notifications: Notifications;
+  /** Each tenant's share of report work on this node, and the pool's share reports may hold. */
+  reports: ReportGate;
 }

@@ -9,7 +9,7 @@ import { DirectoryLockedError } from "./platform/dir-lock.js";
 import { type BackgroundRole, startHeartbeat } from "./platform/heartbeat.js";
 import { listenMetrics } from "./platform/metrics.js";
 import { startScheduler } from "./platform/scheduler.js";
-import { loadOrCreateSecret } from "./platform/secrets.js";
+import { nodeSecrets, requireSharedSecrets } from "./platform/secrets.js";
 import { parseRoles } from "./roles.js";
 
 const SHUTDOWN_GRACE_MS = 15_000;
@@ -22,18 +22,23 @@ async function main(): Promise<void> {
   const phases: Record<string, number> = { modulesLoaded: since() };
   const config = loadConfig(process.env);
   const roles = parseRoles(process.argv.slice(2));
+  // Before the database: a PostgreSQL node without the shared secrets stops at once.
+  requireSharedSecrets(config);
   const db = await openDatabase(config);
   phases.databaseOpen = since();
   // Without the statement timeout: a migration may rightly take longer than a request's statement.
   const applied = await migrate(db.unbounded());
   phases.migrated = since();
-  const jwtSecret = config.jwtSecret ?? (await loadOrCreateSecret(config.dataDir, "jwt-secret"));
+  // After the open: on the embedded database DATA_DIR is locked, so one process generates them.
+  const { jwtSecret, keyring, generatedKeyFile } = await nodeSecrets(config);
   // Clicks beyond the memory bound wait under DATA_DIR while the database is away (docs/limits.md).
   const clicks = { spillDir: join(config.dataDir, "click-spill") };
-  const { app, ctx, workers } = await buildApp({ config, db, jwtSecret, clicks });
+  const { app, ctx, workers } = await buildApp({ config, db, jwtSecret, secretsKey: keyring, clicks });
   phases.appBuilt = since();
   const log = app.log;
   if (applied.length > 0) log.info({ migrations: applied }, "database migrated");
+  const keyLines = generatedKeyFile === undefined ? [] : generatedKeyLines(generatedKeyFile);
+  if (generatedKeyFile !== undefined) log.warn({ file: generatedKeyFile }, keyLines.join(" "));
 
   const background = roles.filter((r): r is BackgroundRole => r === "worker" || r === "scheduler");
   const heartbeat = background.length > 0 ? await startHeartbeat({ ...ctx, roles: background, log }) : undefined;
@@ -129,6 +134,7 @@ async function main(): Promise<void> {
       ...NEW_DEMO_LOGIN,
     );
   }
+  if (keyLines.length > 0) lines.push("", ...keyLines);
   lines.push("", "Stop with Ctrl-C (or SIGTERM): requests drain, buffered clicks are written, then it exits.");
   const where = db.kind === "pglite" ? "embedded PGlite" : "PostgreSQL";
   printBanner(
@@ -136,6 +142,15 @@ async function main(): Promise<void> {
     lines,
     `Tracking platform ${ctx.build.version} running roles: ${roles.join(", ")} on ${where}`,
   );
+}
+
+/** Where the generated secrets key lives, and what a copy of it gives (docs/operations.md). */
+function generatedKeyLines(file: string): string[] {
+  return [
+    `SECRETS_KEY is unset: stored secrets are sealed with the key generated into ${file}.`,
+    "A copy of that file with the database opens every stored Google Ads credential and webhook secret:",
+    "back it up apart from DATA_DIR, or set SECRETS_KEY (docs/operations.md, Secrets key).",
+  ];
 }
 
 const NEW_DEMO_LOGIN = [

@@ -1,3 +1,4 @@
+import { createHash } from "node:crypto";
 import { runInNewContext } from "node:vm";
 import { gunzipSync } from "node:zlib";
 import scalar from "@scalar/fastify-api-reference";
@@ -79,6 +80,92 @@ describe("API reference page", () => {
     const res = await t.app.inject({ method: "GET", url: "/api/swagger/v1/swagger.json" });
     const paths = Object.keys((JSON.parse(res.body) as { paths: Record<string, unknown> }).paths);
     expect(paths.filter((p) => p.startsWith("/api/docs"))).toEqual([]);
+  });
+});
+
+// Neither page may be framed by another site or run a script this server did not serve.
+describe("security headers of the documentation pages", () => {
+  const PAGES = [
+    "/api/docs",
+    "/api/docs/",
+    "/api/docs/js/scalar.js",
+    "/api/swagger",
+    "/api/swagger/",
+    "/api/swagger/static/swagger-ui-bundle.js",
+    "/api/swagger/static/swagger-initializer.js",
+    "/api/swagger/static/swagger-ui.css",
+  ];
+
+  /** The policy's directives by name. */
+  function directives(policy: unknown): Map<string, string[]> {
+    expect(typeof policy).toBe("string");
+    return new Map(
+      String(policy)
+        .split(";")
+        .map((part) => part.trim().split(/\s+/))
+        .filter((words) => words[0] !== "")
+        .map(([name = "", ...values]) => [name, values]),
+    );
+  }
+
+  it.each(PAGES)("%s: CSP, no framing, nosniff, no referrer", async (url) => {
+    const res = await t.app.inject({ method: "GET", url, headers: { "accept-encoding": "gzip" } });
+    expect(res.statusCode, res.body.slice(0, 200)).toBeLessThan(400);
+    expect(res.headers["x-frame-options"]).toBe("DENY");
+    expect(res.headers["x-content-type-options"]).toBe("nosniff");
+    expect(res.headers["referrer-policy"]).toBe("no-referrer");
+    const csp = directives(res.headers["content-security-policy"]);
+    expect(csp.get("frame-ancestors")).toEqual(["'none'"]);
+    expect(csp.get("default-src")).toEqual(["'none'"]);
+    expect(csp.get("object-src")).toEqual(["'none'"]);
+    expect(csp.get("base-uri")).toEqual(["'none'"]);
+    const scripts = csp.get("script-src") ?? [];
+    expect(scripts[0]).toBe("'self'");
+    expect(scripts.filter((v) => v.includes("unsafe") || v === "*" || v.endsWith(":"))).toEqual([]);
+    expect(csp.get("style-src")?.[0]).toBe("'self'");
+    // Only Scalar's page needs inline styles (docs/operations.md); Swagger UI's are hashed.
+    if (url.startsWith("/api/swagger")) {
+      expect((csp.get("style-src") ?? []).filter((v) => v.includes("unsafe"))).toEqual([]);
+    }
+    // Nothing, a style included, may load from or send to another site.
+    for (const name of ["img-src", "font-src", "connect-src"]) {
+      const others = (csp.get(name) ?? []).filter((v) => !["'self'", "data:", "blob:"].includes(v));
+      expect(
+        others.filter((v) => v !== new URL(t.ctx.config.publicBaseUrl).origin),
+        name,
+      ).toEqual([]);
+    }
+  });
+
+  it("/api/docs/ admits its inline scripts by a nonce of its own, new on every answer", async () => {
+    const nonces: string[] = [];
+    for (let i = 0; i < 2; i++) {
+      const res = await t.app.inject({ method: "GET", url: "/api/docs/" });
+      const policy = String(res.headers["content-security-policy"]);
+      const nonce = /'nonce-([A-Za-z0-9+/=]{22,})'/.exec(policy)?.[1] as string;
+      expect(nonce, policy).toBeTruthy();
+      expect(directives(policy).get("script-src")).toEqual(["'self'", `'nonce-${nonce}'`]);
+      // Every inline script carries it: the one that starts Scalar, and zod's switch off eval
+      // that runs before the bundle.
+      const inline = res.body.match(/<script\b(?![^>]*\ssrc=)[^>]*>/g) ?? [];
+      expect(inline).toHaveLength(2);
+      for (const tag of inline) expect(tag).toContain(`nonce="${nonce}"`);
+      expect(res.body.indexOf("jitless: true")).toBeGreaterThan(0);
+      expect(res.body.indexOf("jitless: true")).toBeLessThan(res.body.indexOf('src="js/scalar.js"'));
+      nonces.push(nonce);
+    }
+    expect(nonces[0]).not.toBe(nonces[1]);
+  });
+
+  it("Swagger UI's page has no inline script; its logo's style element is admitted by its hash", async () => {
+    const res = await t.app.inject({ method: "GET", url: "/api/swagger/" });
+    expect(res.body).not.toMatch(/<script\b(?![^>]*\ssrc=)[^>]*>\s*\S/);
+    expect(res.body).not.toMatch(/<style\b|\sstyle=/);
+    const policy = String(res.headers["content-security-policy"]);
+    expect(policy).not.toContain("nonce");
+    const logo = ".logo_small_svg__cls-2{fill:#fff}.logo_small_svg__cls-3{fill:#85ea2d}";
+    const hash = createHash("sha256").update(logo).digest("base64");
+    expect(directives(policy).get("style-src")).toEqual(["'self'", `'sha256-${hash}'`]);
   });
 });
 

@@ -61,6 +61,7 @@ describe("configuration", () => {
     ["LOG_LEVEL", "loud"],
     ["ADMIN_API_KEY", "short"],
     ["JWT_SECRET", "too-short"],
+    ["SECRETS_KEY", "k1:too-short"],
     ["SMTP_URL", "http://mail"],
     ["REDIS_URL", "localhost:6379"],
   ])("fails fast naming %s on a bad value (%s)", (name, value) => {

@@ -28,7 +28,10 @@ describe("conversion writer", () => {
   let testDb: TestDb;
   let tenantId: string;
   let tick = Date.parse("2026-11-01T00:00:00Z");
-  const clock = () => new Date((tick += 1000));
+  const clock = () => {
+    tick += 1000;
+    return new Date(tick);
+  };
   // A hook that fails its transaction when it meets the externalId "boom", as a failing statement would.
   const failOnBoom: ConversionHook = async (_tx, _tenant, conversions) => {
     if (conversions.some((c) => c.externalId === "boom")) throw new Error("boom");

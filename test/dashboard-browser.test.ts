@@ -178,9 +178,13 @@ describe.skipIf(!hasChromium)("dashboard in a browser", () => {
       await page.reload();
       await page.getByRole("heading", { name: ISSUE_TITLE }).waitFor({ timeout: WAIT_MS });
 
+      const meWith = () => t.call({ method: "GET", url: "/api/v1/me", headers: { authorization: `Bearer ${token}` } });
+      expect((await meWith()).statusCode).toBe(200);
       await page.getByRole("button", { name: "Sign out" }).click();
       await page.getByText("You have signed out.").waitFor({ timeout: WAIT_MS });
       expect(await page.evaluate(() => sessionStorage.getItem("tp.session"))).toBeNull();
+      // Sign-out ended the session on the service too (DELETE /api/v1/auth), not only in the tab.
+      expect((await meWith()).statusCode).toBe(401);
       await page.goto(`${origin}/`);
       await page.getByRole("heading", { name: "Sign in" }).waitFor({ timeout: WAIT_MS });
       await screenshot(page, "05-signed-out");

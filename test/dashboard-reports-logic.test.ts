@@ -209,10 +209,47 @@ describe("reports: CSV", () => {
     expect(csvCell("+1 casino")).toBe("'+1 casino");
     expect(csvCell("-sale")).toBe("'-sale");
     expect(csvCell("@SUM(A1)")).toBe("'@SUM(A1)");
-    expect(csvCell("\tcmd")).toBe("'\tcmd");
+    expect(csvCell("\tcmd")).toBe('"\'\tcmd"');
     expect(csvCell(-12.5)).toBe("-12.5");
     expect(csvCell(0.1234)).toBe("0.1234");
     expect(csvCell(Number.NaN)).toBe("");
+  });
+
+  it("quotes a field holding a separator of any locale: comma, semicolon, tab", () => {
+    expect(csvCell("a;b")).toBe('"a;b"');
+    expect(csvCell("a\tb")).toBe('"a\tb"');
+    expect(csvCell("a,b;c\td")).toBe('"a,b;c\td"');
+  });
+
+  it("neutralises a formula start wherever a reader of any locale may begin a cell", () => {
+    // Where `;` separates, an unquoted `x;=1+2` was two cells, the second a formula.
+    expect(csvCell("x;=1+2")).toBe('"x;\'=1+2"');
+    expect(csvCell('x;"=1+2"')).toBe('"x;""\'=1+2"""');
+    expect(csvCell("x, @cmd")).toBe('"x, \'@cmd"');
+    expect(csvCell("line\n+1")).toBe('"line\n\'+1"');
+    for (const start of ["=", "+", "-", "@", "\t", "\r", "\uFF1D", "\uFF0B", "\uFF0D", "\uFF20"]) {
+      const cell = csvCell(`${start}1+2`);
+      expect(cell.replace(/^"/, "").startsWith(`'${start}`), JSON.stringify(cell)).toBe(true);
+    }
+    // Text with a formula character elsewhere stays as it is.
+    expect(csvCell("1+2=3")).toBe("1+2=3");
+    expect(csvCell("a-b@c")).toBe("a-b@c");
+  });
+
+  it("no cell of the file starts a formula, read with the separator of any locale", () => {
+    const values = ["ok", "=1+2", "x;=1+2", 'x;"=cmd', "x,-2", "a\t@SUM(A1)", "\uFF1D1", "-sale", "a;b,c\td"];
+    const csv = buildCsv(["a", "b", "c"], [values.slice(0, 3), values.slice(3, 6), [...values.slice(6), -3]]);
+    expect(csv.split("\r\n")[1]).toBe("ok,'=1+2,\"x;'=1+2\"");
+    for (const separator of [",", ";", "\t"]) {
+      for (const line of csv.slice(1).split("\r\n")) {
+        // A number (a negative amount) is no formula.
+        for (const cell of readLine(line, separator).filter((c) => !/^-?\d+(\.\d+)?$/.test(c))) {
+          expect(cell.replace(/^[ "]*/, ""), `${JSON.stringify(separator)}: ${line}`).not.toMatch(
+            /^[=+\-@\t\r\uFF1D\uFF0B\uFF0D\uFF20]/,
+          );
+        }
+      }
+    }
   });
 
   it("writes a header and rows, CRLF-ended, after a byte order mark", () => {
@@ -226,3 +263,30 @@ describe("reports: CSV", () => {
     expect(csv).toBe('\uFEFFbrand,clicks\r\n"Lucky, Star",10\r\n\'=cmd,-3\r\n');
   });
 });
+
+/** A spreadsheet's reading of one line: cut at `separator`; a quote opens a cell only at its start. */
+function readLine(line: string, separator: string): string[] {
+  const cells: string[] = [];
+  let at = 0;
+  while (at <= line.length) {
+    if (line[at] === '"') {
+      let cell = "";
+      let i = at + 1;
+      for (; i < line.length; i++) {
+        if (line[i] === '"' && line[i + 1] === '"') {
+          cell += '"';
+          i++;
+        } else if (line[i] === '"') break;
+        else cell += line[i];
+      }
+      const next = line.indexOf(separator, i + 1);
+      cells.push(cell + line.slice(i + 1, next < 0 ? line.length : next));
+      at = next < 0 ? line.length + 1 : next + 1;
+    } else {
+      const next = line.indexOf(separator, at);
+      cells.push(line.slice(at, next < 0 ? line.length : next));
+      at = next < 0 ? line.length + 1 : next + 1;
+    }
+  }
+  return cells;
+}

@@ -335,14 +335,18 @@ describe.skipIf(!hasChromium)("dashboard: traffic source postback and Google Ads
   });
 
   it("offers a reader no change and no resend", { timeout: 120_000 }, async () => {
-    const reader = await addPerson(t, who.tenantId, { name: "Reader", permissions: ["catalog.read", "reports.read"] });
+    // Reads the catalog and the webhooks' side of it, may change neither.
+    const reader = await addPerson(t, who.tenantId, {
+      name: "Reader",
+      permissions: ["catalog.read", "reports.read", "webhooks.read"],
+    });
     const other = await openDashboardPage(browser, origin);
     try {
       await other.page.goto(`${origin}/sign-in`);
       await signInSettled(other.page, reader);
       await other.page.goto(`${origin}${base()}/postback`);
       await other.page.getByRole("heading", { level: 1, name: "Source: Postback" }).waitFor({ timeout: WAIT_MS });
-      await other.page.getByText("needs the catalog.update permission").waitFor({ timeout: WAIT_MS });
+      await other.page.getByText("needs the webhooks.update permission").waitFor({ timeout: WAIT_MS });
       expect(await other.page.getByLabel("Postback URL").isDisabled()).toBe(true);
       expect(await other.page.getByRole("button", { name: "Save postback" }).count()).toBe(0);
       await other.page.goto(`${origin}${base()}/postbacks/${postbackId}`);

@@ -1,12 +1,13 @@
-import { spawn } from "node:child_process";
+import { spawn, spawnSync } from "node:child_process";
 import { existsSync } from "node:fs";
-import { mkdtemp, readFile, rm, writeFile } from "node:fs/promises";
+import { mkdir, mkdtemp, readFile, rm, stat, utimes, writeFile } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, inject, it } from "vitest";
 import { openPglite } from "../src/platform/db/pglite.js";
-import { DirectoryLockedError } from "../src/platform/dir-lock.js";
-import { freePort, type Started, start, startScript, waitFor } from "./helpers/process.js";
+import { DirectoryLockedError, LOCK_STALE_MS } from "../src/platform/dir-lock.js";
+import { LOCK_HOLDER_SCRIPT } from "./helpers/lock-holder.js";
+import { freePort, run, type Started, start, startScript, waitFor } from "./helpers/process.js";
 
 // One process per embedded database: a second `npm start` or `npm run seed` on the same
 // DATA_DIR is refused at once, naming the directory and the pid that holds it.
@@ -23,6 +24,11 @@ async function deadPid(): Promise<number> {
   const pid = child.pid ?? 0;
   await new Promise((resolve) => child.on("exit", resolve));
   return pid;
+}
+
+/** The pid a lock file names (its first line). */
+async function lockPid(file: string): Promise<string> {
+  return (await readFile(file, "utf8")).split("\n")[0] ?? "";
 }
 
 describe.runIf(onPglite)("one process per embedded database", () => {
@@ -42,7 +48,7 @@ describe.runIf(onPglite)("one process per embedded database", () => {
     try {
       await waitFor(first, /running roles/);
       const lockFile = join(dataDir, "pglite.lock");
-      expect((await readFile(lockFile, "utf8")).trim()).toBe(String(first.child.pid));
+      expect(await lockPid(lockFile)).toBe(String(first.child.pid));
 
       const startedAt = Date.now();
       const second = start([], { ...env, PORT: String(await freePort()) });
@@ -63,7 +69,7 @@ describe.runIf(onPglite)("one process per embedded database", () => {
 
       const health = await fetch(`http://127.0.0.1:${port}/api/health`);
       expect(health.status).toBe(200);
-      expect((await readFile(lockFile, "utf8")).trim()).toBe(String(first.child.pid));
+      expect(await lockPid(lockFile)).toBe(String(first.child.pid));
     } finally {
       first.child.kill("SIGTERM");
     }
@@ -74,12 +80,16 @@ describe.runIf(onPglite)("one process per embedded database", () => {
 
   it("takes over a lock left by a process that died", async () => {
     const lockFile = join(dataDir, "pglite.lock");
-    const pid = await deadPid();
-    await writeFile(lockFile, `${pid}\n`);
+    // Killed outright: no exit hook removed its lock, and its heartbeat is fresh.
+    const crashed = holder(join(dataDir, "pglite"));
+    await waitFor(crashed, /locked/, 20_000);
+    crashed.child.kill("SIGKILL");
+    await crashed.exited;
+    expect(await lockPid(lockFile)).toBe(String(crashed.child.pid));
     const next = start([], env);
     try {
       await waitFor(next, /running roles/);
-      expect((await readFile(lockFile, "utf8")).trim()).toBe(String(next.child.pid));
+      expect(await lockPid(lockFile)).toBe(String(next.child.pid));
     } finally {
       next.child.kill("SIGTERM");
     }
@@ -103,4 +113,122 @@ describe.runIf(onPglite)("one process per embedded database", () => {
     await again.close();
     expect(existsSync(`${dir}.lock`)).toBe(false);
   }, 60_000);
+});
+
+// The lock holds whatever the pid in it says: a holder in another pid namespace (a second
+// container on the same volume) names a pid that means nothing here, so its heartbeat decides.
+// These run on both databases: the click spill directory is locked the same way on PostgreSQL.
+
+const canUnshare =
+  process.platform === "linux" &&
+  spawnSync("unshare", ["--pid", "--fork", "--mount-proc", "true"], { stdio: "ignore" }).status === 0;
+
+/** test/helpers/lock-holder.ts on `dir`, in a new pid namespace of its own when `ownPidNamespace`. */
+function holder(dir: string, options: { heartbeatMs?: number; ownPidNamespace?: boolean } = {}): Started {
+  const args = ["--import", "tsx", LOCK_HOLDER_SCRIPT, dir, String(options.heartbeatMs ?? 5_000)];
+  const env = { PATH: process.env.PATH ?? "" };
+  return options.ownPidNamespace
+    ? run("unshare", ["--pid", "--fork", "--mount-proc", process.execPath, ...args], { env })
+    : run(process.execPath, args, { env });
+}
+
+describe("a directory lock across pid namespaces", () => {
+  let root: string;
+  let count = 0;
+  /** A fresh directory to lock, and its lock file. */
+  const fresh = async () => {
+    const dir = join(root, `dir-${++count}`);
+    await mkdir(dir);
+    return { dir, file: `${dir}.lock` };
+  };
+
+  beforeAll(async () => {
+    root = await mkdtemp(join(tmpdir(), "tp-nslock-"));
+  });
+  afterAll(() => rm(root, { recursive: true, force: true }));
+
+  it("refuses a lock whose holder it cannot see while its heartbeat is fresh, and takes it over once stale", async () => {
+    const { dir, file } = await fresh();
+    // As a holder in another container writes it: a pid that is no process here.
+    const pid = await deadPid();
+    const foreign = `${pid}\n${"f".repeat(32)}\nanother-boot pid:[4026530000] another-container\n`;
+    await writeFile(file, foreign);
+
+    const refused = holder(dir);
+    expect(await refused.exited, refused.output()).toBe(1);
+    expect(refused.output()).toContain(`in use by another process (pid ${pid} on another host or in another container`);
+    expect(refused.output()).toContain(`not refreshed for ${LOCK_STALE_MS / 1000} s is taken over`);
+    expect(await readFile(file, "utf8")).toBe(foreign);
+
+    // Its holder stopped beating longer ago than a holder can pause: gone.
+    const past = new Date(Date.now() - LOCK_STALE_MS - 5_000);
+    await utimes(file, past, past);
+    const next = holder(dir);
+    await waitFor(next, /locked/, 20_000);
+    expect(await lockPid(file)).toBe(String(next.child.pid));
+    next.child.kill("SIGTERM");
+    expect(await next.exited).toBe(0);
+    expect(existsSync(file)).toBe(false);
+  }, 60_000);
+
+  it("refreshes the lock while it holds it", async () => {
+    const { dir, file } = await fresh();
+    const held = holder(dir, { heartbeatMs: 100 });
+    try {
+      await waitFor(held, /locked/, 20_000);
+      const past = new Date(Date.now() - 120_000);
+      await utimes(file, past, past);
+      const deadline = Date.now() + 5_000;
+      while (Date.now() - (await stat(file)).mtimeMs > 2_000 && Date.now() < deadline) {
+        await new Promise((resolve) => setTimeout(resolve, 50));
+      }
+      expect(Date.now() - (await stat(file)).mtimeMs).toBeLessThan(2_000);
+    } finally {
+      held.child.kill("SIGTERM");
+    }
+    expect(await held.exited).toBe(0);
+  }, 60_000);
+
+  it("an exiting process deletes the lock only while it is still its own, whatever the pid says", async () => {
+    const { dir, file } = await fresh();
+    const first = holder(dir);
+    await waitFor(first, /locked/, 20_000);
+    // Another holder's lock under the same pid (as pid 1 of two containers): a different token.
+    const [pidLine, , where] = (await readFile(file, "utf8")).split("\n");
+    const someoneElses = `${pidLine}\n${"e".repeat(32)}\n${where}\n`;
+    await writeFile(file, someoneElses);
+    first.child.kill("SIGTERM");
+    expect(await first.exited).toBe(0);
+    expect(await readFile(file, "utf8")).toBe(someoneElses);
+  }, 60_000);
+
+  // The real thing where this machine allows it (root with unshare); otherwise the tests above
+  // simulate it with lock files written as another namespace's holder writes them.
+  it.runIf(canUnshare)(
+    "a second process in another pid namespace, with the same pid 1, is refused and leaves the lock alone",
+    async () => {
+      const { dir, file } = await fresh();
+      const first = holder(dir, { ownPidNamespace: true });
+      try {
+        await waitFor(first, /locked/, 20_000);
+        const content = await readFile(file, "utf8");
+        expect(await lockPid(file)).toBe("1");
+
+        const second = holder(dir, { ownPidNamespace: true });
+        expect(await second.exited, second.output()).toBe(1);
+        expect(second.output()).toContain("pid 1 on another host or in another container");
+        // Nor from this namespace, where pid 1 is another process.
+        const third = holder(dir);
+        expect(await third.exited, third.output()).toBe(1);
+        expect(await readFile(file, "utf8")).toBe(content);
+      } finally {
+        // unshare does not pass signals on: the holder is its child, pid 1 of the namespace.
+        const children = await readFile(`/proc/${first.child.pid}/task/${first.child.pid}/children`, "utf8");
+        for (const pid of children.trim().split(/\s+/).filter(Boolean)) process.kill(Number(pid), "SIGTERM");
+      }
+      expect(await first.exited, first.output()).toBe(0);
+      expect(existsSync(file)).toBe(false);
+    },
+    60_000,
+  );
 });

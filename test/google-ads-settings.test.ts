@@ -13,6 +13,7 @@ import {
   startAdsApp,
   startFakeGoogle,
 } from "./helpers/fake-google.js";
+import { signInPerson } from "./helpers/webhooks.js";
 
 // PUT / GET / DELETE /api/v1/traffic-sources/{id}/google-ads: the record never carries a secret,
 // every bad value is a 400 naming its field, and another tenant's source is a 404.
@@ -83,7 +84,8 @@ describe("the integration record", () => {
       "select sealed_secrets from google_ads_integrations where traffic_source_id = $1",
       [cat.trafficSourceId],
     );
-    expect(row?.sealed_secrets).toMatch(/^v1:/);
+    // Sealed by SECRETS_KEY's first key, which the stored value names.
+    expect(row?.sealed_secrets).toMatch(/^v2:test:/);
     expect(row?.sealed_secrets).not.toContain(client.clientSecret);
     expect(row?.sealed_secrets).not.toContain(client.refreshToken);
     // The audit log says what changed, never the secrets.
@@ -203,22 +205,50 @@ describe("tenancy and permissions", () => {
     expect((await getAds(t, who, cat.trafficSourceId)).data.accountId).toBe("1112223333");
   });
 
-  it("reading needs catalog.read, changing needs catalog.update", async () => {
-    // The person holds catalog.read only; the tenant's API key (account.admin) sets things up.
-    const reader = await seedTenancy(t, { permissions: ["catalog.read"] });
-    const sourceId = await createVia(t, reader, "traffic-sources", { name: "Reader source" });
-    await connectAds(t, reader, sourceId, adsBody(client));
-    const get = await t.call({ method: "GET", url: adsPath(sourceId), headers: { authorization: reader.bearer } });
-    expect(get.statusCode, get.body).toBe(200);
-    for (const method of ["PUT", "DELETE"] as const) {
-      const res = await t.call({
-        method,
-        url: adsPath(sourceId),
-        headers: { authorization: reader.bearer },
-        ...(method === "PUT" ? { payload: adsBody(client) } : {}),
+  it("reading needs webhooks.read, changing needs webhooks.update: the catalog's rights alone do neither", async () => {
+    // The people hold catalog rights or webhook rights; the tenant's API key (account.admin) sets things up.
+    const editor = await seedTenancy(t, { permissions: ["catalog.read", "catalog.update"] });
+    const sourceId = await createVia(t, editor, "traffic-sources", { name: "Editor source" });
+    await connectAds(t, editor, sourceId, adsBody(client));
+    const hookReader = await signInPerson(t, editor.tenantId, { name: "Hook reader", permissions: ["webhooks.read"] });
+    const hookWriter = await signInPerson(t, editor.tenantId, {
+      name: "Hook writer",
+      permissions: ["webhooks.update"],
+    });
+    for (const rest of ["", "/uploads"]) {
+      const refused = await t.call({
+        method: "GET",
+        url: `${adsPath(sourceId)}${rest}`,
+        headers: { authorization: editor.bearer },
       });
-      expect(res.statusCode, res.body).toBe(403);
+      expect(refused.statusCode, refused.body).toBe(403);
+      expect(refused.json().message).toBe("Missing permission 'webhooks.read'");
+      const read = await t.call({
+        method: "GET",
+        url: `${adsPath(sourceId)}${rest}`,
+        headers: { authorization: hookReader.bearer },
+      });
+      expect(read.statusCode, read.body).toBe(200);
     }
+    for (const caller of [editor.bearer, hookReader.bearer]) {
+      for (const method of ["PUT", "DELETE"] as const) {
+        const res = await t.call({
+          method,
+          url: adsPath(sourceId),
+          headers: { authorization: caller },
+          ...(method === "PUT" ? { payload: adsBody(client, { accountId: "5555555555" }) } : {}),
+        });
+        expect(res.statusCode, res.body).toBe(403);
+        expect(res.json().message).toBe("Missing permission 'webhooks.update'");
+      }
+    }
+    const put = await t.call({
+      method: "PUT",
+      url: adsPath(sourceId),
+      headers: { authorization: hookWriter.bearer },
+      payload: adsBody(client, { accountId: "5555555555" }),
+    });
+    expect(put.statusCode, put.body).toBe(200);
   });
 });
 

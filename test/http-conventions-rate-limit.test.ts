@@ -15,9 +15,10 @@ function expectRateLimited(res: Response): void {
   expect(res.json().message).toMatch(/^Too many requests/);
 }
 
-// A refused credential is answered 401 every time and never holds up the address's valid
-// callers: keys are 256-bit random, so guessing is no threat, while a shared address (an office,
-// a CI runner) must not lose its valid keys to one misconfigured script.
+// A refused credential is answered 401 and, below AUTH_FAILURES_PER_IP_PER_MINUTE (100 by default,
+// test/auth-failure-limit.test.ts), never holds up the address's valid callers: keys are 256-bit
+// random, so guessing is no threat, while a shared address (an office, a CI runner) must not lose
+// its valid keys to one misconfigured script retrying now and then.
 describe("refused credentials", () => {
   it("stay 401 however many, and a valid key from the same address still works", async () => {
     const t = await startTestApp({ app: { rateLimit: { max: 1000, anonymousMax: 2 } } });

@@ -380,6 +380,9 @@ describe("configuration", () => {
       maxPageViewsPerClick: 100,
       // The embedded database has one node: nothing to wait for.
       collectClickWaitMs: 0,
+      clickRatePerIpPerMinute: 600,
+      trackersPerTenantPerHour: 1000,
+      authFailuresPerIpPerMinute: 100,
     });
     expect(loadConfig({ ...base, DATABASE_URL: "postgres://db/x" }).wayInLimits.collectClickWaitMs).toBe(500);
   });
@@ -398,6 +401,9 @@ describe("configuration", () => {
       MAX_API_KEYS_PER_TENANT: "9",
       MAX_PAGE_VIEWS_PER_CLICK: "10",
       COLLECT_CLICK_WAIT_MS: "11",
+      CLICK_RATE_PER_IP_PER_MINUTE: "12",
+      TRACKERS_PER_TENANT_PER_HOUR: "13",
+      AUTH_FAILURES_PER_IP_PER_MINUTE: "14",
     }).wayInLimits;
     expect(limits).toEqual({
       postbackPerMinute: 1,
@@ -411,6 +417,9 @@ describe("configuration", () => {
       maxApiKeysPerTenant: 9,
       maxPageViewsPerClick: 10,
       collectClickWaitMs: 11,
+      clickRatePerIpPerMinute: 12,
+      trackersPerTenantPerHour: 13,
+      authFailuresPerIpPerMinute: 14,
     });
   });
 
@@ -418,6 +427,9 @@ describe("configuration", () => {
     ["POSTBACK_RATE_LIMIT_PER_MINUTE", "0"],
     ["MAX_API_KEYS_PER_TENANT", "lots"],
     ["COLLECT_CLICK_WAIT_MS", "2001"],
+    ["CLICK_RATE_PER_IP_PER_MINUTE", "0"],
+    ["TRACKERS_PER_TENANT_PER_HOUR", "-1"],
+    ["AUTH_FAILURES_PER_IP_PER_MINUTE", "many"],
   ])("refuses a bad %s naming it", (name, value) => {
     expect(() => loadConfig({ ...base, [name]: value })).toThrow(ConfigError);
     expect(() => loadConfig({ ...base, [name]: value })).toThrow(name);

@@ -5,6 +5,7 @@ import { claimDue, deliver } from "../src/features/notifications/delivery.js";
 import { emitNotification } from "../src/features/notifications/index.js";
 import { SecretBox } from "../src/features/notifications/signing.js";
 import { HOUR_MS, MINUTE_MS } from "../src/platform/durations.js";
+import { SecretsKeyring } from "../src/platform/sealed-box.js";
 import { ADMIN_KEY, seedTenancy, startTestApp, type Tenancy, type TestApp } from "./helpers/app.js";
 import { type Received, type Receiver, startReceiver } from "./helpers/receiver.js";
 
@@ -483,10 +484,10 @@ describe("history and the queue", () => {
     const who = await seedTenancy(t);
     const p = path("unreadable");
     const hook = await register(who, `${rx.base}${p}`);
-    // As if sealed under another JWT_SECRET.
+    // As if sealed under a key that has since left SECRETS_KEY.
     await t.ctx.db.query("update notification_webhooks set secret_enc = $2 where id = $1", [
       hook.id,
-      new SecretBox("another service secret entirely").seal(hook.secret),
+      new SecretBox(SecretsKeyring.parse(SecretsKeyring.generate("gone"))).seal(hook.secret),
     ]);
     await emit(who);
     await tick();

@@ -506,7 +506,8 @@ describe("validateTemplate: URL shape", () => {
     "http://127.0.0.1/pb",
     "http://[::1]/pb",
     "https://user:pass@x.example/pb",
-    "https://${brand}.x.example/pb",
+    "https://u:p%40ss@x.example:8443/pb",
+    "http://[2001:db8::1]:8080/pb",
   ])("accepts %s and returns the rendered sample", (template) => {
     expect(validateTemplate(template)).toBe(render(template, SAMPLE_VALUES));
   });
@@ -554,6 +555,47 @@ describe("validateTemplate: URL shape", () => {
       expect(refusal(template).message).toMatch(/^URL does not resolve to an absolute http or https address/);
     },
   );
+});
+
+// A value in the scheme, user info, host or port decides where a delivery goes, encoded or not
+// (`http://v${parameterA}:43010/` with pa=m went to host `vm`): the origin is written out in full.
+describe("validateTemplate: no placeholder of any syntax in the origin", () => {
+  it.each([
+    ["encoded, inside the host", "http://v${parameterA}:43010/pb", "${parameterA}"],
+    ["encoded braces, a host label", "https://{{parameterA}}.r.example/pb", "{{parameterA}}"],
+    ["encoded, the port", "https://r.example:${parameterA}/pb", "${parameterA}"],
+    ["encoded, the user", "https://${parameterB}@r.example/pb", "${parameterB}"],
+    ["encoded, the password", "https://u:{{parameterB}}@r.example/pb", "{{parameterB}}"],
+    ["encoded, a value that is never empty", "https://${brand}.r.example/pb", "${brand}"],
+    ["raw, inside the host", "https://r.example{{{gclid}}}/pb", "{{{gclid}}}"],
+  ])("refuses %s, naming the placeholder", (_label, template, placeholder) => {
+    const error = refusal(template);
+    expect(error.placeholder).toBe(placeholder);
+    expect(error.message).toContain(`'${placeholder}'`);
+    expect(error.message).toMatch(/scheme, user info, host or port/);
+  });
+
+  it.each([
+    ["{x} in the host", "https://r.example{clickId}/pb"],
+    ["%7B...%7D in the host", "https://r.example%7BclickId%7D/pb"],
+    ["$%7B...%7D in the host", "https://r$%7BclickId%7D.example/pb"],
+    ["%7B%7B...%7D%7D in the user info", "https://%7B%7BclickId%7D%7D@r.example/pb"],
+    ["%3C...%3E in the host", "https://r.example%3CclickId%3E/pb"],
+    ["%5B...%5D in the host", "https://r.example%5BclickId%5D/pb"],
+    ["[x] after an IPv6 host", "http://[::1][clickId]/pb"],
+  ])("refuses a placeholder of another syntax: %s", (_label, template) => {
+    const error = refusal(template);
+    expect(error.message).toMatch(/scheme, user info, host or port|does not resolve/);
+  });
+
+  it("the same forms stay allowed in the path, query and fragment", () => {
+    for (const template of [
+      "https://r.example/${parameterA}/pb?c={{clickId}}&r={{{parameterB}}}#${gclid}",
+      "https://r.example/%7BclickId%7D?x={clickId}&y=<clickId>&z=[clickId]",
+    ]) {
+      expect(() => validateTemplate(template), template).not.toThrow();
+    }
+  });
 });
 
 describe("PlaceholderError", () => {

@@ -3,7 +3,7 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, inject, it } from "vitest";
 import { createPostgresSchema, postgresUrl } from "./helpers/db.js";
-import { freePort, start, waitFor } from "./helpers/process.js";
+import { freePort, POSTGRES_NODE_SECRETS, start, waitFor } from "./helpers/process.js";
 
 // The real entry point, as `npm start` runs it: roles, printed addresses, demo seed, SIGTERM.
 
@@ -83,7 +83,7 @@ describe("the service process", () => {
       const { schema, drop } = await createPostgresSchema();
       const url = new URL(postgresUrl());
       url.searchParams.set("options", `-c search_path=${schema},public`);
-      const shared = { ...env, DATABASE_URL: url.toString() };
+      const shared = { ...env, ...POSTGRES_NODE_SECRETS, DATABASE_URL: url.toString() };
       const api = start(["--role", "api"], shared);
       const background = start(["--role=worker,scheduler"], { ...shared, PORT: "1" });
       try {

@@ -11,7 +11,7 @@ import { newId } from "../src/platform/ids.js";
 import { startTestApp, type Tenancy, type TestApp } from "./helpers/app.js";
 import type { CatalogFixture } from "./helpers/catalog.js";
 import { createPostgresSchema, postgresUrl } from "./helpers/db.js";
-import { freePort } from "./helpers/process.js";
+import { freePort, POSTGRES_NODE_SECRETS } from "./helpers/process.js";
 import { type Receiver, startReceiver } from "./helpers/receiver.js";
 import { type Answer, RoundRobin } from "./helpers/rolling-balancer.js";
 import { RollingNode } from "./helpers/rolling-cluster.js";
@@ -157,9 +157,11 @@ describe.runIf(onPostgres)(
         HOST: "127.0.0.1",
         SEED_DEMO: "false",
         JWT_SECRET,
+        SECRETS_KEY: POSTGRES_NODE_SECRETS.SECRETS_KEY,
         WEBHOOK_ALLOWED_HOSTS: "127.0.0.1",
         // The test sends more than a person would; rate limits are not what it measures.
         RATE_LIMIT_PER_MINUTE: "1000000",
+        CLICK_RATE_PER_IP_PER_MINUTE: "1000000000",
       };
       const ports = [await freePort(), await freePort()];
       // Each node its own data directory, kept across its restarts, as each would have its own disk.

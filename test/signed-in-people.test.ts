@@ -123,6 +123,76 @@ describe("signed-in people cached across nodes", { timeout: 180_000 }, () => {
     expect(await statusWithin(() => tokens(nodeB), 403)).toBe(403);
   });
 
+  it("signs a token out on every node, one started later included, and only that token", async () => {
+    const who = await seedTenancy(nodeA);
+    const again = await nodeA.call({
+      method: "POST",
+      url: "/api/v1/auth",
+      payload: { email: who.email, password: who.password },
+    });
+    const other = { ...who, bearer: `Bearer ${again.json().data.token}` };
+    expect(other.bearer).not.toBe(who.bearer);
+    // Cached on both nodes, with a cache long enough that only the sign-out explains a refusal.
+    expect((await me(nodeA, who)).statusCode).toBe(200);
+    expect((await me(nodeB, who)).statusCode).toBe(200);
+
+    const signOut = (node: TestApp, authorization?: string) =>
+      node.call({ method: "DELETE", url: "/api/v1/auth", headers: authorization ? { authorization } : {} });
+    expect((await signOut(nodeA)).statusCode).toBe(401);
+    const byKey = await signOut(nodeA, who.apiKey);
+    expect(byKey.statusCode).toBe(403);
+    const out = await signOut(nodeA, who.bearer);
+    expect(out.statusCode, out.body).toBe(200);
+    expect(out.json().data).toEqual({ signedOut: true });
+
+    const refused = await me(nodeA, who);
+    expect(refused.statusCode).toBe(401);
+    expect(refused.json().message).toBe("Bearer token is invalid or expired");
+    expect(await statusWithin(() => me(nodeB, who), 401)).toBe(401);
+    expect((await signOut(nodeB, who.bearer)).statusCode).toBe(401);
+    // The person's other session goes on.
+    expect((await me(nodeA, other)).statusCode).toBe(200);
+    expect((await me(nodeB, other)).statusCode).toBe(200);
+
+    // Stored, not only heard: a node that starts afterwards (or restarts) refuses it too.
+    const third = nodeA.testDb.kind === "postgres" ? { ...nodeA.testDb, db: nodeA.testDb.openAnother() } : nodeA.testDb;
+    const nodeC = await startTestApp({ env: { API_KEY_CACHE_TTL_S: "3600" }, testDb: third });
+    try {
+      expect((await me(nodeC, who)).statusCode).toBe(401);
+      expect((await me(nodeC, other)).statusCode).toBe(200);
+    } finally {
+      await nodeC.close();
+    }
+    // Only the SHA-256 of the token is stored, until the token would have expired.
+    const token = who.bearer.slice("Bearer ".length);
+    const rows = await nodeA.ctx.db.query<{ token_hash: string; expires_at: Date }>(
+      "select token_hash, expires_at from revoked_sessions where user_id = $1",
+      [who.userId],
+    );
+    expect(rows).toHaveLength(1);
+    expect(rows[0]?.token_hash).toMatch(/^[0-9a-f]{64}$/);
+    expect(JSON.stringify(rows)).not.toContain(token);
+    const audit = await nodeA.ctx.db.query("select 1 from audit_log where action = 'auth.logout' and actor_id = $1", [
+      who.userId,
+    ]);
+    expect(audit).toHaveLength(1);
+  });
+
+  it("forgets a signed-out token once it has expired (retention)", async () => {
+    const who = await seedTenancy(nodeA);
+    const out = await nodeA.call({ method: "DELETE", url: "/api/v1/auth", headers: { authorization: who.bearer } });
+    expect(out.statusCode).toBe(200);
+    const stored = () =>
+      nodeA.ctx.db.query("select 1 from revoked_sessions where user_id = $1", [who.userId]).then((r) => r.length);
+    const retention = () => admin({ method: "POST", url: "/api/admin/jobs/retention/run", payload: {} });
+    expect((await retention()).statusCode).toBeLessThan(300);
+    expect(await stored()).toBe(1);
+    nodeA.clock.advance(12 * 3600 * 1000 + 1000);
+    expect((await retention()).statusCode).toBeLessThan(300);
+    expect(await stored()).toBe(0);
+    expect((await me(nodeA, who)).statusCode).toBe(401);
+  });
+
   it("refuses an expired token even while it and its person are cached", async () => {
     const who = await seedTenancy(nodeA);
     expect((await me(nodeA, who)).statusCode).toBe(200);

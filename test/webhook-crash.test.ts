@@ -7,7 +7,7 @@ import { migrate } from "../src/platform/db/migrate.js";
 import { openPostgres } from "../src/platform/db/postgres.js";
 import type { Db } from "../src/platform/db/types.js";
 import { createPostgresSchema, postgresUrl } from "./helpers/db.js";
-import { freePort, type Started, start, waitFor } from "./helpers/process.js";
+import { freePort, POSTGRES_NODE_SECRETS, type Started, start, waitFor } from "./helpers/process.js";
 
 // Crash test: the service is killed with SIGKILL in the middle of a burst of
 // conversions whose deliveries a slow receiver is taking; started again, it delivers every
@@ -79,6 +79,7 @@ describe.runIf(inject("dbKind") === "postgres")("a worker killed mid-burst", () 
     );
     const env = {
       DATABASE_URL: url.toString(),
+      ...POSTGRES_NODE_SECRETS,
       PORT: String(port),
       HOST: "127.0.0.1",
       WEBHOOK_ALLOWED_HOSTS: "127.0.0.1",

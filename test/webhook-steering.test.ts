@@ -1,9 +1,11 @@
 /* biome-ignore-all lint/suspicious/noTemplateCurlyInString: webhook URL templates use the ${name} placeholder syntax */
 import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest";
 import { renderUrl, validateTemplate } from "../src/features/outgoing-webhooks/placeholders.js";
+import { type SourcePostbackWorker, sourcePostbackWorker } from "../src/features/source-postbacks/index.js";
 import type { TestApp } from "./helpers/app.js";
 import type { CatalogFixture } from "./helpers/catalog.js";
 import { type Receiver, startReceiver } from "./helpers/receiver.js";
+import { clickOn, patchSource, postbackAttempts, postbacksOf, setPostback } from "./helpers/source-postbacks.js";
 import {
   attemptsOf,
   cancelWaitingEvents,
@@ -30,9 +32,11 @@ let t: TestApp;
 let rx: Receiver;
 /** Where a steered delivery would go: nothing may ever reach it. */
 let thief: Receiver;
+let postbacks: SourcePostbackWorker;
 
 beforeAll(async () => {
   t = await startWebhookTestApp({ app: { clicks: { intervalMs: 3_600_000 } } });
+  postbacks = sourcePostbackWorker({ db: t.ctx.db, clock: t.ctx.clock, log: t.app.log, config: t.ctx.config });
   rx = await startReceiver();
   thief = await startReceiver();
 });
@@ -80,6 +84,11 @@ describe("save: a raw placeholder in the scheme, user info, host or port is refu
     ["in the port", "https://r.example:{{{parameterA}}}/pb", "{{{parameterA}}}"],
     ["in the scheme", "http{{{parameterA}}}://r.example/pb", "{{{parameterA}}}"],
     ["in the host, spelled with spaces and capitals", "https://r.example{{{ PARAMETERA }}}/pb", "{{{ PARAMETERA }}}"],
+    // Encoded ones too: with pa=m, `v${parameterA}` was the host `vm`.
+    ["encoded, inside the host", "http://v${parameterA}:43010/pb", "${parameterA}"],
+    ["encoded braces, a host label", "https://{{gclid}}.r.example/pb", "{{gclid}}"],
+    ["encoded, the port", "https://r.example:${parameterA}/pb", "${parameterA}"],
+    ["encoded, the password", "https://u:${parameterB}@r.example/pb", "${parameterB}"],
   ];
 
   it.each(REFUSED)("%s: 400 naming the url field and the placeholder", async (_label, url, placeholder) => {
@@ -102,13 +111,47 @@ describe("save: a raw placeholder in the scheme, user info, host or port is refu
     expect(checked.json().data).toEqual({ valid: false, message: res.json().message, placeholder, sampleUrl: null });
   });
 
-  it("still accepts raw placeholders in the path, query and fragment, and encoded ones in the host", async () => {
+  it("PATCH refuses it too, and a placeholder of another syntax (%7B...%7D) in the host", async () => {
+    const { who } = await seedTenantWithCatalog(t);
+    const saved = `${rx.base}${path("patched")}`;
+    const hook = await createHook(t, who, { url: saved });
+    for (const url of ["http://v${parameterA}:43010/pb", "https://r.example%7BclickId%7D/pb"]) {
+      const res = await t.call({
+        method: "PATCH",
+        url: `${WEBHOOKS_API}/settings/${hook.id}`,
+        headers: { authorization: who.apiKey },
+        payload: { url },
+      });
+      expect(res.statusCode, res.body).toBe(400);
+      expect(res.json().data.errors[0].path).toBe("url");
+      expect(res.json().message).toMatch(/scheme, user info, host or port/);
+    }
+    expect((await getHook(t, who, hook.id)).url).toBe(saved);
+  });
+
+  it("a traffic-source postback URL: 400 on postback.url, whatever the syntax", async () => {
+    const { who, cat } = await seedTenantWithCatalog(t);
+    for (const [url, placeholder] of [
+      ["http://v${externalId}:43010/pb", "${externalId}"],
+      ["https://{{payout}}.n.example/pb", "{{payout}}"],
+      ["https://{{{externalId}}}.n.example/pb", "{{{externalId}}}"],
+      ["https://n.example%7BexternalId%7D/pb", "%7B"],
+    ] as const) {
+      const res = await patchSource(t, who, cat.trafficSourceId, { clickIdParam: "zid", postback: { url } });
+      expect(res.statusCode, res.body).toBe(400);
+      expect(res.json().data.errors[0].path).toBe("postback.url");
+      if (placeholder !== "%7B") expect(res.json().message).toContain(placeholder);
+      expect(res.json().message).toMatch(/scheme, user info, host or port/);
+    }
+  });
+
+  it("still accepts raw placeholders in the path, query and fragment", async () => {
     const { who } = await seedTenantWithCatalog(t);
     for (const url of [
       "https://r.example/{{{parameterA}}}/pb",
       "https://r.example/pb?sub={{{parameterB}}}&payout={{eventValue}}",
       "https://r.example/pb#{{{parameterA}}}",
-      "https://${brand}.r.example/pb",
+      "https://r.example/${brand}/pb",
       "https://r.example:8443/pb?c={{{clickId}}}",
     ]) {
       const res = await post(who, url);
@@ -160,11 +203,58 @@ describe("send: a click value cannot move the delivery to another origin", () =>
     expect((await eventOf(t, who, fine.id)).status).toBe("Delivered");
   });
 
+  it("a URL saved before the rule with an encoded value in the host: sent only while the value is empty", async () => {
+    const { who, cat } = await seedTenantWithCatalog(t);
+    const p = path("legacy-encoded");
+    const hook = await createHook(t, who, { url: `${rx.base}${p}` });
+    // pa=0 would make the host 127.0.0.10: the same encoded whatever the encoding, so only the
+    // template's literal origin tells it apart.
+    const legacy = `http://127.0.0.1\${parameterA}:${rx.port}${p}`;
+    await saveLegacyUrl(hook.id, legacy);
+
+    const steered = await recordConversion(t, who, { type: "Signup", clickId: await click(cat, { pa: "0" }) });
+    await tick();
+    expect(rx.at(p)).toEqual([]);
+    const event = await eventOf(t, who, steered.id);
+    expect(event).toMatchObject({ status: "Failed", attempts: 1 });
+    const [attempt] = await attemptsOf(t, who, event.id);
+    expect(attempt?.errorType).toBe("url_origin_changed");
+    expect(attempt?.error).toContain(`127.0.0.10:${rx.port} instead of http://127.0.0.1:${rx.port}`);
+
+    const fine = await recordConversion(t, who, { type: "Signup", clickId: await click(cat, { pa: "" }) });
+    await tick();
+    expect(rx.at(p)).toHaveLength(1);
+    expect((await eventOf(t, who, fine.id)).status).toBe("Delivered");
+  });
+
+  it("a traffic-source postback saved before the rule: an encoded value in the host is refused at send", async () => {
+    const { who, cat } = await seedTenantWithCatalog(t);
+    const p = path("legacy-postback");
+    await setPostback(t, who, cat.trafficSourceId, "zid", { url: `${rx.base}${p}?sub=\${externalId}` });
+    const legacy = `http://127.0.0.1\${externalId}:${rx.port}${p}`;
+    const rows = await t.ctx.db.query(
+      "update traffic_sources set postback = jsonb_set(postback, '{url}', to_jsonb($2::text)) where id = $1 returning 1",
+      [cat.trafficSourceId, legacy],
+    );
+    expect(rows).toHaveLength(1);
+
+    const clickId = await clickOn(t, cat, cat.trafficSourceId, "?zid=0");
+    await recordConversion(t, who, { type: "Signup", clickId });
+    expect(await postbacks.tick()).toBe(1);
+    expect(rx.at(p)).toEqual([]);
+    const [postback] = await postbacksOf(t, who, cat.trafficSourceId);
+    expect(postback).toMatchObject({ status: "Failed", attempts: 1 });
+    const [attempt] = await postbackAttempts(t, who, cat.trafficSourceId, postback?.id as string);
+    expect(attempt).toMatchObject({ errorType: "url_origin_changed", urlTemplate: legacy });
+    expect(attempt?.error).toContain(`127.0.0.10:${rx.port}`);
+  });
+
   it("a value that makes the host no web address fails that delivery only, never suspending the webhook", async () => {
     const { who, cat } = await seedTenantWithCatalog(t);
     const p = path("encoded-host");
-    // Saveable: the encoded value cannot add a delimiter, but '%' makes the host invalid.
-    const hook = await createHook(t, who, { url: `http://\${parameterA}.invalid:${rx.port}${p}` });
+    // Saved before the rule: the encoded value cannot add a delimiter, but '%' makes the host invalid.
+    const hook = await createHook(t, who, { url: `${rx.base}${p}` });
+    await saveLegacyUrl(hook.id, `http://\${parameterA}.invalid:${rx.port}${p}`);
     const conversion = await recordConversion(t, who, { type: "Signup", clickId: await click(cat, { pa: "%" }) });
     await tick();
     const event = await eventOf(t, who, conversion.id);
@@ -240,13 +330,27 @@ describe("send: a value cannot climb the path", () => {
 
 describe("renderUrl", () => {
   it("renders the sample of a saveable template exactly as render does", () => {
-    const template = "https://${brand}.r.example/pb/{{{parameterA}}}?e={{eventName}}&r={{{parameterB}}}#{{{gclid}}}";
+    const template = "https://r.example/${brand}/pb/{{{parameterA}}}?e={{eventName}}&r={{{parameterB}}}#{{{gclid}}}";
     const values = { brand: "b", parameterA: "p/a", eventName: "A B", parameterB: "q", gclid: "g#h" };
-    expect(validateTemplate(template)).toContain("https://Brand.r.example/pb/");
+    expect(validateTemplate(template)).toContain("https://r.example/Brand/pb/");
     expect(renderUrl(template, values)).toEqual({
-      url: "https://b.r.example/pb/p/a?e=A%20B&r=q#g#h",
+      url: "https://r.example/b/pb/p/a?e=A%20B&r=q#g#h",
       steered: null,
     });
+  });
+
+  it("an encoded value in the origin of a URL saved before the rule is refused (pa=m made host v into vm)", () => {
+    expect(renderUrl("http://v${parameterA}:43010/", { parameterA: "m" }).steered).toEqual({
+      errorType: "url_origin_changed",
+      message: "A value would send the delivery to http://vm:43010 instead of http://v:43010; nothing was sent",
+    });
+    expect(renderUrl("http://v${parameterA}:43010/", { parameterA: null }).steered).toBeNull();
+    expect(renderUrl("https://r.example:443${parameterA}/", { parameterA: "1" }).steered?.errorType).toBe(
+      "url_origin_changed",
+    );
+    expect(renderUrl("https://u:{{parameterB}}@r.example/", { parameterB: "x" }).steered?.errorType).toBe(
+      "url_origin_changed",
+    );
   });
 
   it("escapes control characters in raw values, so the parser cannot drop them to make '..'", () => {

@@ -1,3 +1,4 @@
+import { randomBytes } from "node:crypto";
 import { readFileSync } from "node:fs";
 import { mkdtemp, rm } from "node:fs/promises";
 import { tmpdir } from "node:os";
@@ -187,7 +188,14 @@ export async function run(): Promise<void> {
     const dataDir = await mkdtemp(join(tmpdir(), "bench-startup-"));
     try {
       await withPostgresDatabase("bench_startup", report, (url) =>
-        measureDatabase("postgres", { ...base, DATA_DIR: dataDir, DATABASE_URL: url }),
+        // A PostgreSQL node refuses to start without the secrets every node shares.
+        measureDatabase("postgres", {
+          ...base,
+          DATA_DIR: dataDir,
+          DATABASE_URL: url,
+          JWT_SECRET: randomBytes(32).toString("hex"),
+          SECRETS_KEY: `bench:${randomBytes(32).toString("base64")}`,
+        }),
       );
     } finally {
       await rm(dataDir, { recursive: true, force: true });

@@ -50,8 +50,9 @@ function isSecretName(rawName: string): boolean {
   return SECRET_NAMES.has(flat) || SECRET_NAME_PARTS.some((part) => flat.includes(part));
 }
 
-// The postback key is the path segment after /postback/ (any case, doubled slashes too).
-const POSTBACK_PATH = /(\/+postback\/+)[^/?#\s]+/gi;
+// The postback key is what follows /postback/ (any case, doubled slashes too) up to the query:
+// a wrong key sent there may hold a `/` of its own (an API key is base64).
+const POSTBACK_PATH = /(\/+postback\/+)[^?#\s"'<>]+/gi;
 // `scheme://user:password@host`: the user information, also when a password written without
 // percent-encoding holds a `/` (up to the `@`, once a `:` follows the scheme's slashes).
 const USER_INFO = /(\b[a-z][a-z0-9+.-]*:\/\/)(?:[^/?#@\s]+|[^/?#@\s:]*:[^@\s]*)@/gi;
@@ -66,10 +67,17 @@ const JWT = /\beyJ[A-Za-z0-9_-]+\.[A-Za-z0-9_-]+\.[A-Za-z0-9_-]*/g;
 // Google OAuth values (Google Ads integrations): access tokens (ya29.) and client secrets
 // (GOCSPX-) of any length, refresh tokens (1// and 20+ characters, so /go/1//2 stays readable).
 const GOOGLE_OAUTH = /\b(?:ya29\.|GOCSPX-)[A-Za-z0-9._~+/=-]+|(?<![A-Za-z0-9])1\/\/[A-Za-z0-9._~+/=-]{20,}/g;
-// A run of 32+ base64 or URL-encoded characters in both cases: what API keys (base64 of 32
-// bytes) and postback keys look like, wherever they turn up (a path id, a wrong parameter).
-// The service's own ids are lower-case and shorter, so they stay readable.
-const RANDOM_RUN = /[A-Za-z0-9+_%-]{32,}={0,2}/g;
+// A run of base64, base64url or URL-encoded characters, `/` included: API keys are base64 of 32
+// random bytes (43 characters of A-Z a-z 0-9 + / and a final `=`, or %2B %2F %3D once encoded),
+// and about half of them hold a `/`; postback keys and Google's click ids look alike.
+const RANDOM_RUN = /[A-Za-z0-9+/_%-]{32,}(?:=|%3D){0,2}/gi;
+// A path segment that reads as a word or an id of ours (lower case, digits, `-`, `_`, an initial
+// capital): trimmed off either end of a run, so `/api/v1/api-tokens/<key>` keeps its route.
+const WORDISH = /^(?:[A-Z]?[a-z0-9_-]*)$/;
+// The least a random part must measure: the service's own ids are lower-case and shorter.
+const RANDOM_MIN = 32;
+// Base64 of 32 bytes, padding included (crypto.ts randomSecret).
+const API_KEY_LENGTH = 44;
 
 function redactQuery(text: string): string {
   return text.replace(QUERY_PARAM, (whole, separator: string, name: string) =>
@@ -77,8 +85,53 @@ function redactQuery(text: string): string {
   );
 }
 
+/** Where the last `count` characters of `run` start, `%XX` counting as one. */
+function startOfLast(run: string, count: number): number {
+  let at = run.length;
+  for (let n = 0; n < count && at > 0; n++) at -= at >= 3 && /^%[0-9a-f]{2}$/i.test(run.slice(at - 3, at)) ? 3 : 1;
+  return at;
+}
+
+/** Where the first `count` characters of `run` end, `%XX` counting as one. */
+function endOfFirst(run: string, count: number): number {
+  let at = 0;
+  for (let n = 0; n < count && at < run.length; n++) at += /^%[0-9a-f]{2}$/i.test(run.slice(at, at + 3)) ? 3 : 1;
+  return at;
+}
+
+/**
+ * A run is cut at its `/` into segments; word-like segments at either end are kept (a route, a
+ * file path), and what lies between is redacted when it is 32 characters or more in both cases
+ * (random; 16 in a run as long as a key). A key's own `/` stays inside the redacted part, and
+ * `%2F` is no cut at all. The redaction spans at least 43 characters from either end of the
+ * random part (44 back from base64 padding: the length of an API key), so a key whose first or
+ * last segment happens to read as a word is not left partly in clear; the price is a route
+ * segment next to a shorter random run shown as `[redacted]`.
+ */
+function redactRun(run: string): string {
+  const segments = run.split("/");
+  let first = 0;
+  let last = segments.length - 1;
+  while (first <= last && WORDISH.test(segments[first] as string)) first++;
+  while (last >= first && WORDISH.test(segments[last] as string)) last--;
+  if (first > last) return run;
+  let from = segments.slice(0, first).join("/").length + (first > 0 ? 1 : 0);
+  const to = run.length - (segments.slice(last + 1).join("/").length + (last + 1 < segments.length ? 1 : 0));
+  if (to === run.length && /(?:=|%3D)$/i.test(run)) from = Math.min(from, startOfLast(run, API_KEY_LENGTH));
+  const core = run.slice(from, to);
+  if (!/[A-Z]/.test(core) || !/[a-z]/.test(core)) return run;
+  // Shorter when the run is as long as a key: a key's first segments may read as words.
+  if (core.length < RANDOM_MIN && !(run.length >= API_KEY_LENGTH - 1 && core.length >= 16 && /[0-9]/.test(core))) {
+    return run;
+  }
+  // A key sent without its padding: the segments before or after the random part may be its own.
+  const start = Math.min(from, startOfLast(run.slice(0, to), API_KEY_LENGTH - 1));
+  const end = Math.max(to, from + endOfFirst(run.slice(from), API_KEY_LENGTH - 1));
+  return `${run.slice(0, start)}${REDACTED}${run.slice(end)}`;
+}
+
 function redactRandomRuns(text: string): string {
-  return text.replace(RANDOM_RUN, (run) => (/[A-Z]/.test(run) && /[a-z]/.test(run) ? REDACTED : run));
+  return text.replace(RANDOM_RUN, redactRun);
 }
 
 /** Free text (URLs, messages, stacks, bodies) with every credential shape above redacted. */

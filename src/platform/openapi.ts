@@ -34,10 +34,27 @@ function defaultsOptional(querystring: unknown): unknown {
   return required.length === querystring.required.length ? querystring : { ...querystring, required };
 }
 
+/**
+ * What an operation declares it needs, as `x-permission` in the document: "public" (no
+ * credential), "authenticated" (any caller of the tenant, declared with `anyCaller`), or the
+ * permission(s) the auth hook checks. Absent when the route declares nothing: the route guard
+ * (test/route-guard.test.ts) fails on it, so every new route says who may call it.
+ */
+function declaredPermission(config: unknown): string | readonly string[] | undefined {
+  if (!isRecord(config)) return undefined;
+  if (config.public === true) return "public";
+  const { permission } = config;
+  if (typeof permission === "string" || Array.isArray(permission)) return permission as string | readonly string[];
+  return config.anyCaller === true ? "authenticated" : undefined;
+}
+
 /** Adjusts each route's schema for the document only; validation keeps the original. */
-const documentTransform: SwaggerTransform = ({ schema, url }) => {
-  if (!isRecord(schema) || schema.querystring === undefined) return { schema, url };
-  return { schema: { ...schema, querystring: defaultsOptional(schema.querystring) }, url };
+const documentTransform: SwaggerTransform = ({ schema, url, route }) => {
+  if (!isRecord(schema)) return { schema, url };
+  const permission = declaredPermission(route?.config);
+  const declared = permission === undefined ? schema : { ...schema, "x-permission": permission };
+  if (schema.querystring === undefined) return { schema: declared, url };
+  return { schema: { ...declared, querystring: defaultsOptional(schema.querystring) }, url };
 };
 
 /** `<` opening what Markdown would take for an HTML tag: a letter, `/`, `!` or `?` after it. */

@@ -10,6 +10,8 @@ import { openTestDb, type TestDb } from "./db.js";
 
 export const ADMIN_KEY = "test-admin-key-0123456789";
 export const HEALTH_KEY = "test-health-key";
+/** SECRETS_KEY of the test apps: one key, `test`, so nodes on one database open each other's secrets. */
+export const TEST_SECRETS_KEY = `test:${Buffer.alloc(32, 1).toString("base64")}`;
 const SYSTEM = { type: "system", name: "test" } as const;
 
 export interface TestApp {
@@ -41,6 +43,7 @@ export function testConfig(env: Record<string, string> = {}): Config {
   return loadConfig({
     ADMIN_API_KEY: ADMIN_KEY,
     HEALTH_KEY,
+    SECRETS_KEY: TEST_SECRETS_KEY,
     SEED_DEMO: "false",
     LOG_LEVEL: "silent",
     ...env,

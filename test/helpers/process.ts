@@ -10,6 +10,15 @@ export interface Started {
   exited: Promise<number | string | null>;
 }
 
+/**
+ * What a PostgreSQL node refuses to start without (docs/operations.md): the same on every node.
+ * Test values only.
+ */
+export const POSTGRES_NODE_SECRETS = {
+  JWT_SECRET: "process-test-jwt-secret-0123456789abcdefghij",
+  SECRETS_KEY: `t1:${Buffer.alloc(32, 7).toString("base64")}`,
+} as const;
+
 export async function freePort(): Promise<number> {
   return new Promise((resolve, reject) => {
     const server = createServer();

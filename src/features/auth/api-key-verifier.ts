@@ -34,6 +34,8 @@ function keyHash(rawKey: string): string {
  */
 export class ApiKeyVerifier {
   readonly #cache = new Map<string, CacheEntry>();
+  /** Keys looked up in the database (unknown ones included). */
+  lookups = 0;
 
   constructor(
     private readonly db: Queryable,
@@ -60,6 +62,7 @@ export class ApiKeyVerifier {
       return cached.principal.expiresAt > now ? cached.principal : null;
     }
     this.#cache.delete(hash);
+    this.lookups += 1;
     const [row] = await this.db.query<TokenRow>(
       `select k.id, k.tenant_id, k.name, k.scopes, k.legacy, k.expiration_date, t.entitlements
          from api_tokens k join tenants t on t.id = k.tenant_id

@@ -95,6 +95,14 @@ export function cachedCaller(auth: Authenticator, header: string | undefined): P
   return scheme === "bearer" ? auth.people.cached(credential) : undefined;
 }
 
+/**
+ * A credential was given and refused (401): an unknown, revoked or expired key or token, an
+ * unknown scheme. A request without any credential is not counted: nothing was tried.
+ */
+export function isRefusedCredential(error: unknown, header: string | undefined): boolean {
+  return error instanceof ApiError && error.status === 401 && header !== undefined && header.trim() !== "";
+}
+
 /** Resolves the `Authorization` header to a caller, or throws 401 with the reason. */
 export async function authenticate(auth: Authenticator, header: string | undefined): Promise<Principal> {
   if (header === undefined || header.trim() === "") {

@@ -2,6 +2,18 @@ import type { FastifyRequest } from "fastify";
 import { ApiError } from "../../platform/http/errors.js";
 import type { Principal, UserPrincipal } from "./principal.js";
 
+declare module "fastify" {
+  interface FastifyContextConfig {
+    /**
+     * Any authenticated caller of the tenant may call it, with no particular permission (`/me`,
+     * sign-out). Declared, not implied by a missing `permission`: every /api/v1 route says who may
+     * call it (`public`, `permission` or this), published as `x-permission` and checked by the
+     * route guard test.
+     */
+    anyCaller?: true;
+  }
+}
+
 // Request helpers for route handlers, apart from auth's own routes and hook: a route of any
 // feature imports these without loading the login route (and what it imports) along with them.
 // `request.principal` is set by the auth hook (hook.ts) before any handler runs.

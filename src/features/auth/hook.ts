@@ -1,7 +1,14 @@
 import type { FastifyContextConfig, FastifyInstance, FastifyRequest } from "fastify";
 import fp from "fastify-plugin";
 import { ApiError } from "../../platform/http/errors.js";
-import { type Authenticator, authenticate, cachedCaller, refuseQueryCredentials } from "./authenticate.js";
+import { refusedInEnvelope } from "../../platform/http/rate-limit.js";
+import {
+  type Authenticator,
+  authenticate,
+  cachedCaller,
+  isRefusedCredential,
+  refuseQueryCredentials,
+} from "./authenticate.js";
 import type { Permission } from "./permissions.js";
 import type { Principal } from "./principal.js";
 
@@ -49,12 +56,20 @@ function admit(auth: Authenticator, request: FastifyRequest, config: FastifyCont
  */
 export const authHook = fp<{ auth: Authenticator }>(
   async (app: FastifyInstance, { auth }) => {
+    const { limits } = app;
     app.decorateRequest("principal", null);
-    app.addHook("onRequest", (request, _reply, done) => {
+    app.addHook("onRequest", (request, reply, done) => {
       refuseQueryCredentials(request.query);
       const config = request.routeOptions.config;
       if (config.public) {
         done();
+        return;
+      }
+      // An address past its refused credentials is refused before anything is looked up (a
+      // cached key included): trying keys costs the service nothing more.
+      const overBudget = limits.credentialBudget(request.ip);
+      if (overBudget !== null) {
+        done(refusedInEnvelope(reply, overBudget, "refused credentials from this address"));
         return;
       }
       const header = request.headers.authorization;
@@ -74,7 +89,11 @@ export const authHook = fp<{ auth: Authenticator }>(
           }
           done(refusal);
         },
-        (error: unknown) => done(error instanceof Error ? error : new Error(String(error))),
+        (error: unknown) => {
+          const refusal = error instanceof Error ? error : new Error(String(error));
+          if (isRefusedCredential(error, header)) void limits.credentialFailed(request.ip).finally(() => done(refusal));
+          else done(refusal);
+        },
       );
     });
   },

@@ -1,3 +1,4 @@
+import { randomUUID } from "node:crypto";
 import { jwtVerify, SignJWT } from "jose";
 
 const ISSUER = "tracking-platform";
@@ -36,6 +37,9 @@ export class JwtSigner {
       .setIssuer(ISSUER)
       .setSubject(claims.userId)
       .setIssuedAt(issuedAt)
+      // Its own id: two sign-ins of one person in one second are still two tokens, and signing
+      // one out (revoked_sessions) leaves the other working.
+      .setJti(randomUUID())
       .setExpirationTime(Math.floor(expiresAt.getTime() / 1000))
       .sign(await this.#key);
     return { token, expiresAt };

@@ -8,7 +8,7 @@ import { type Limiter, refusedInEnvelope } from "../../platform/http/rate-limit.
 import { recordAudit } from "../audit/index.js";
 import { findLogin, rehashPasswordIfOutdated } from "../tenants/index.js";
 import { personOf } from "./caller.js";
-import { LoginBody, LoginResult, Me } from "./schemas.js";
+import { LoginBody, LoginResult, Me, SignedOut } from "./schemas.js";
 
 // Checked when the email is unknown, so a miss costs as long as a wrong password.
 let dummyHash: Promise<string> | undefined;
@@ -36,7 +36,14 @@ async function loginFailureBudget(limits: Limiter, ip: string, email: string, re
 }
 
 /** What these routes use of the app's shared parts (assembled in app.ts). */
-export type AuthRouteDeps = Pick<AppContext, "db" | "clock" | "jwt">;
+export type AuthRouteDeps = Pick<AppContext, "db" | "clock" | "jwt" | "people">;
+
+/** The token of a `Bearer` header (the auth hook has already verified it). */
+function bearerToken(header: string | undefined): string {
+  const match = /^bearer\s+(\S+)\s*$/i.exec(header ?? "");
+  if (!match?.[1]) throw ApiError.unauthorized("Sign-out needs the Authorization header 'Bearer <token>'");
+  return match[1];
+}
 
 export function authRoutes(ctx: AuthRouteDeps): FastifyPluginAsyncTypebox {
   return async (app) => {
@@ -78,10 +85,48 @@ export function authRoutes(ctx: AuthRouteDeps): FastifyPluginAsyncTypebox {
       },
     );
 
+    app.delete(
+      "/auth",
+      {
+        config: { person: true, anyCaller: true },
+        schema: {
+          tags: ["Auth"],
+          summary:
+            "Sign out: the bearer token of this request stops working at once on every node; refuses API keys (403)",
+          response: { 200: Envelope(SignedOut), ...errorResponses },
+        },
+      },
+      async (request) => {
+        const me = personOf(request);
+        const token = bearerToken(request.headers.authorization);
+        const session = await ctx.people.verify(token);
+        if (session === null) throw ApiError.unauthorized("Bearer token is invalid or expired");
+        const now = ctx.clock.now();
+        await ctx.people.revoke(
+          token,
+          session,
+          (work) =>
+            ctx.db.transaction(async (tx) => {
+              await work(tx);
+              await recordAudit(tx, {
+                tenantId: me.tenantId,
+                actor: { type: "user", id: me.userId, name: me.email },
+                action: "auth.logout",
+                subject: { type: "user", id: me.userId },
+                requestId: request.id,
+                at: now,
+              });
+            }),
+          now,
+        );
+        return ok({ signedOut: true as const }, "Signed out");
+      },
+    );
+
     app.get(
       "/me",
       {
-        config: { person: true },
+        config: { person: true, anyCaller: true },
         schema: {
           tags: ["Auth"],
           summary: "The signed-in person; refuses API keys (403)",

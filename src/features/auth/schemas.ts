@@ -24,3 +24,7 @@ export const Me = Type.Object({
   tenantId: Type.String(),
   permissions: Type.Array(Type.String(), { description: "Effective permissions, account.admin expanded" }),
 });
+
+export const SignedOut = Type.Object({
+  signedOut: Type.Literal(true, { description: "The token is refused from now on, on every node" }),
+});

@@ -5,11 +5,14 @@ import type { Queryable } from "../../platform/db/index.js";
 import { loadUserPrincipal } from "./authenticate.js";
 import type { JwtSigner, VerifiedSession } from "./jwt.js";
 import type { UserPrincipal } from "./principal.js";
+import { broadcastRevoked } from "./revocations.js";
 
 /** What one cached token costs in memory, beyond its strings: the entry, the map slot, the claims object. */
 const TOKEN_OVERHEAD_BYTES = 200;
 /** The same for a person: the principal and its permission set, whose members are shared constants. */
 const PERSON_OVERHEAD_BYTES = 400;
+/** A signed-out token: the entry and its map slot. */
+const REVOKED_OVERHEAD_BYTES = 100;
 const PERMISSION_BYTES = 40;
 
 /** The default bound: about 6,000 people with a token each (a large dashboard audience) in 4 MiB. */
@@ -17,6 +20,8 @@ export const DEFAULT_SIGNED_IN_MAX_BYTES = 4 * 1024 * 1024;
 
 type Entry =
   | { kind: "token"; session: VerifiedSession; bytes: number }
+  // A signed-out token, remembered until it expires: refused without asking the database again.
+  | { kind: "revoked"; expiresAtS: number; bytes: number }
   | { kind: "person"; principal: UserPrincipal; cachedUntil: number; bytes: number };
 
 export interface SignedInOptions {
@@ -26,7 +31,9 @@ export interface SignedInOptions {
   maxBytes?: number;
 }
 
-const tokenKey = (token: string) => `t:${hash("sha256", token, "hex")}`;
+/** A token's id where one is stored or broadcast (revoked_sessions): the SHA-256 of the token, never the token. */
+const sessionIdOf = (token: string) => hash("sha256", token, "hex");
+const tokenKey = (token: string) => `t:${sessionIdOf(token)}`;
 const personKey = (userId: string) => `p:${userId}`;
 
 /**
@@ -47,6 +54,8 @@ export class SignedInPeople {
   #evicted = 0;
   // Bumped by every forget: a lookup that started before one must not cache what it read.
   #generation = 0;
+  // The same for sign-outs and the tokens verified while one was heard.
+  #revocations = 0;
 
   constructor(
     private readonly db: Queryable,
@@ -76,14 +85,27 @@ export class SignedInPeople {
     return person.principal.tenantId === session.tenantId ? person.principal : undefined;
   }
 
-  /** A token's claims, verified (and cached until it expires); null for a token that is not valid. */
+  /**
+   * A token's claims, verified (and cached until it expires); null for a token that is not valid
+   * or was signed out. Whether it was signed out is read once per node (revoked_sessions), when
+   * the token is first verified here; later sign-outs reach the cache through `forgetSession`.
+   */
   async verify(token: string): Promise<VerifiedSession | null> {
     const key = tokenKey(token);
     const now = this.clock.now();
     const cached = this.#session(key, now.getTime());
     if (cached !== undefined) return cached;
+    if (this.#entries.get(key)?.kind === "revoked") return null;
     const session = await this.jwt.verify(token, now);
     if (session === null) return null;
+    const revocations = this.#revocations;
+    const [revoked] = await this.db.query("select 1 from revoked_sessions where token_hash = $1", [sessionIdOf(token)]);
+    if (revoked !== undefined) {
+      this.#remember(key, session.expiresAtS);
+      return null;
+    }
+    // A sign-out heard while the lookup ran may be this token's: answer it, but do not keep it.
+    if (revocations !== this.#revocations) return session;
     this.#put(key, {
       kind: "token",
       session,
@@ -114,6 +136,45 @@ export class SignedInPeople {
       });
     }
     return principal;
+  }
+
+  /**
+   * Signs a token out on every node: stored (until the token would have expired) and broadcast in
+   * one transaction, so another node, or one started later, refuses it too; refused here at once.
+   */
+  async revoke(
+    token: string,
+    session: VerifiedSession,
+    transaction: (work: (tx: Queryable) => Promise<void>) => Promise<void>,
+    now: Date,
+  ): Promise<void> {
+    const id = sessionIdOf(token);
+    await transaction(async (tx) => {
+      await tx.query(
+        `insert into revoked_sessions (token_hash, tenant_id, user_id, expires_at, revoked_at)
+         values ($1, $2, $3, $4, $5) on conflict (token_hash) do nothing`,
+        [id, session.tenantId, session.userId, new Date(session.expiresAtS * 1000), now],
+      );
+      await broadcastRevoked(tx, { sessionId: id });
+    });
+    this.forgetSession(id, session.expiresAtS);
+  }
+
+  /**
+   * A token signed out (by its SHA-256, as broadcast): refused by this node from now on. When its
+   * expiry is known it is remembered as refused; otherwise its entry is dropped, and the next
+   * verification reads revoked_sessions.
+   */
+  forgetSession(sessionId: string, expiresAtS?: number): void {
+    this.#revocations++;
+    const key = `t:${sessionId}`;
+    const entry = this.#entries.get(key);
+    // The broadcast also reaches the node that signed the token out, which already remembers it.
+    const known =
+      entry?.kind === "token" ? entry.session.expiresAtS : entry?.kind === "revoked" ? entry.expiresAtS : undefined;
+    const expiry = expiresAtS ?? known;
+    this.#drop(key);
+    if (expiry !== undefined) this.#remember(key, expiry);
   }
 
   /** Drops a person, so this node looks them up again on their next request. */
@@ -159,8 +220,13 @@ export class SignedInPeople {
     });
   }
 
+  #remember(key: string, expiresAtS: number): void {
+    this.#put(key, { kind: "revoked", expiresAtS, bytes: REVOKED_OVERHEAD_BYTES + key.length });
+  }
+
   #session(key: string, nowMs: number): VerifiedSession | undefined {
     const entry = this.#entries.get(key);
+    if (entry?.kind === "revoked" && entry.expiresAtS <= Math.floor(nowMs / 1000)) this.#drop(key);
     if (entry?.kind !== "token") return undefined;
     // As jose decides: valid while `exp` is after the current whole second.
     if (entry.session.expiresAtS > Math.floor(nowMs / 1000)) return entry.session;

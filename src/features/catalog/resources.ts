@@ -223,7 +223,8 @@ export const RESOURCES: CatalogResource[] = [
       name: Type.String(),
       url: Type.Union([Type.String(), Type.Null()]),
       clickIdParam: Type.Union([Type.String(), Type.Null()]),
-      postback: PostbackOrNull,
+      // Left out for a caller without webhooks.read: its URL often carries the network's token.
+      postback: Type.Optional(PostbackOrNull),
       ...Timestamps,
     }),
     ...trafficSource,

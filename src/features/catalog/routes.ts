@@ -6,7 +6,7 @@ import type { Queryable } from "../../platform/db/index.js";
 import { conflictResponses, Envelope, errorResponses, ok, PagedEnvelope, paged } from "../../platform/http/envelope.js";
 import { ApiError } from "../../platform/http/errors.js";
 import { actorOf } from "../audit/index.js";
-import { callerOf } from "../auth/index.js";
+import { callerOf, type Principal } from "../auth/index.js";
 import { CatalogIdParams, type CatalogResource, type CatalogTable, RESOURCES } from "./resources.js";
 import { type Change, createItem, deleteItem, getItem, listItems, updateItem } from "./service.js";
 
@@ -14,12 +14,14 @@ import { type Change, createItem, deleteItem, getItem, listItems, updateItem } f
 export type CatalogRouteDeps = Pick<AppContext, "db" | "clock" | "tracking">;
 
 /**
- * What another feature adds to one resource's writes (a traffic source's postback): a check of
- * the body before the transaction, which must not hold a connection through a DNS lookup, and
- * work in the update's transaction once the row is written.
+ * What another feature adds to one resource (a traffic source's postback): a check of the body
+ * and of the caller's rights for it before the transaction, which must not hold a connection
+ * through a DNS lookup, work in the update's transaction once the row is written, and what a
+ * caller may see of an item (fields that need rights beyond the catalog's are left out).
  */
 export interface ResourceExtension {
-  prepare(body: Record<string, unknown>): Promise<void>;
+  prepare(body: Record<string, unknown>, caller: Principal): Promise<void>;
+  present(item: Record<string, unknown>, caller: Principal): Record<string, unknown>;
   updated(
     tx: Queryable,
     change: { tenantId: string; at: Date },
@@ -46,6 +48,7 @@ function resourceRoutes(
     ctx.tracking.cache.forgetTenant(change.tenantId);
     return result;
   };
+  const shown = (item: Record<string, unknown>, caller: Principal) => extension?.present(item, caller) ?? item;
   const changeOf = (request: FastifyRequest): Change => {
     const caller = callerOf(request);
     return { tenantId: caller.tenantId, actor: actorOf(caller), at: ctx.clock.now(), requestId: request.id };
@@ -65,8 +68,13 @@ function resourceRoutes(
       },
       async (request) => {
         const query = request.query as Record<string, unknown> & { offset: number; limit: number; search?: string };
-        const { items, total } = await listItems(ctx.db, resource, callerOf(request).tenantId, query);
-        return paged(items, query, total);
+        const caller = callerOf(request);
+        const { items, total } = await listItems(ctx.db, resource, caller.tenantId, query);
+        return paged(
+          items.map((item) => shown(item, caller)),
+          query,
+          total,
+        );
       },
     );
 
@@ -82,9 +90,10 @@ function resourceRoutes(
         },
       },
       async (request) => {
-        const item = await getItem(ctx.db, resource, callerOf(request).tenantId, request.params.id);
+        const caller = callerOf(request);
+        const item = await getItem(ctx.db, resource, caller.tenantId, request.params.id);
         if (!item) throw ApiError.notFound(label, request.params.id);
-        return ok(item);
+        return ok(shown(item, caller));
       },
     );
 
@@ -102,9 +111,9 @@ function resourceRoutes(
       async (request, reply) => {
         const change = changeOf(request);
         const body = request.body as Record<string, unknown>;
-        await extension?.prepare(body);
+        await extension?.prepare(body, callerOf(request));
         const item = changed(change, await ctx.db.transaction((tx) => createItem(tx, resource, body, change)));
-        return reply.status(201).send(ok(item, "Created"));
+        return reply.status(201).send(ok(shown(item, callerOf(request)), "Created"));
       },
     );
 
@@ -124,7 +133,7 @@ function resourceRoutes(
         const change = changeOf(request);
         const body = request.body as Record<string, unknown>;
         const { id } = request.params;
-        await extension?.prepare(body);
+        await extension?.prepare(body, callerOf(request));
         const item = changed(
           change,
           await ctx.db.transaction(async (tx) => {
@@ -134,7 +143,7 @@ function resourceRoutes(
           }),
         );
         if (!item) throw ApiError.notFound(label, id);
-        return ok(item, "Updated");
+        return ok(shown(item, callerOf(request)), "Updated");
       },
     );
 

@@ -1,9 +1,14 @@
-import { SealedBox } from "../../platform/sealed-box.js";
+import { SealedBox, type SecretsKeyring } from "../../platform/sealed-box.js";
+
+/** The label their key is derived under (SealedBox): also what `npm run secrets:reseal` opens them with. */
+export const GOOGLE_ADS_SECRETS_LABEL = "google-ads-credentials";
 
 /** Raised when stored credentials cannot be decrypted: the key they were sealed with is gone. */
 export class CredentialsUnreadableError extends Error {
   constructor() {
-    super("The Google Ads credentials cannot be decrypted (was JWT_SECRET changed?); save them again");
+    super(
+      "The Google Ads credentials cannot be decrypted (their key is no longer in SECRETS_KEY): enter credentials.clientSecret and credentials.refreshToken again",
+    );
     this.name = "CredentialsUnreadableError";
   }
 }
@@ -21,8 +26,13 @@ export interface SealedSecrets {
 export class CredentialBox {
   readonly #box: SealedBox;
 
-  constructor(serviceSecret: string) {
-    this.#box = new SealedBox(serviceSecret, "google-ads-credentials", () => new CredentialsUnreadableError());
+  constructor(keyring: SecretsKeyring) {
+    this.#box = new SealedBox(keyring, GOOGLE_ADS_SECRETS_LABEL, () => new CredentialsUnreadableError());
+  }
+
+  /** Whether the stored credentials open with the keys at hand. */
+  opens(stored: string): boolean {
+    return this.#box.opens(stored);
   }
 
   seal(secrets: SealedSecrets): string {

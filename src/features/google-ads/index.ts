@@ -3,12 +3,24 @@ import type { Config } from "../../config.js";
 import type { Clock } from "../../platform/clock.js";
 import type { Db } from "../../platform/db/index.js";
 import type { Job } from "../../platform/jobs.js";
-import { CredentialBox } from "./credential-box.js";
+import type { SealedColumn } from "../../platform/reseal.js";
+import type { SecretsKeyring } from "../../platform/sealed-box.js";
+import { CredentialBox, GOOGLE_ADS_SECRETS_LABEL } from "./credential-box.js";
 import { TokenCache } from "./token-cache.js";
 import { Uploader } from "./uploader.js";
 import { GoogleAdsWorker, googleAdsUploadJob } from "./worker.js";
 
 export type { CredentialBox } from "./credential-box.js";
+
+/** Where the OAuth secrets are stored sealed: what `npm run secrets:reseal` seals again. */
+export const GOOGLE_ADS_SEALED_COLUMNS: readonly SealedColumn[] = [
+  {
+    table: "google_ads_integrations",
+    key: "traffic_source_id",
+    column: "sealed_secrets",
+    label: GOOGLE_ADS_SECRETS_LABEL,
+  },
+];
 export { googleAdsQueue } from "./hook.js";
 export { GOOGLE_ADS_RETENTION } from "./retention.js";
 
@@ -26,10 +38,10 @@ export function googleAds(deps: {
   clock: Clock;
   log: FastifyBaseLogger;
   config: Config;
-  /** Derives the key that seals the OAuth secrets at rest (the JWT secret, shared by every node). */
-  serviceSecret: string;
+  /** The keys that seal the OAuth secrets at rest (SECRETS_KEY, shared by every node). */
+  keyring: SecretsKeyring;
 }): GoogleAds {
-  const box = new CredentialBox(deps.serviceSecret);
+  const box = new CredentialBox(deps.keyring);
   const uploader = new Uploader({
     db: deps.db,
     log: deps.log,

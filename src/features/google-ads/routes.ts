@@ -3,7 +3,7 @@ import type { FastifyRequest } from "fastify";
 import { Type } from "typebox";
 import type { AppContext } from "../../context.js";
 import type { Queryable } from "../../platform/db/index.js";
-import { Envelope, errorResponses, ok, PagedEnvelope, paged } from "../../platform/http/envelope.js";
+import { conflictResponses, Envelope, errorResponses, ok, PagedEnvelope, paged } from "../../platform/http/envelope.js";
 import { ApiError } from "../../platform/http/errors.js";
 import { actorOf } from "../audit/index.js";
 import { callerOf } from "../auth/index.js";
@@ -27,17 +27,22 @@ const PATH = "/traffic-sources/:id/google-ads";
 export type GoogleAdsRouteDeps = Pick<AppContext, "db" | "clock">;
 
 /** 404 for a traffic source the tenant does not have, then for one without an integration. */
-async function integrationOf(db: Queryable, tenantId: string, sourceId: number) {
-  const integration = await getIntegration(db, tenantId, sourceId);
+async function integrationOf(db: Queryable, tenantId: string, sourceId: number, box?: GoogleAds["box"]) {
+  const integration = await getIntegration(db, tenantId, sourceId, box);
   if (integration) return integration;
   if (!(await sourceExists(db, tenantId, sourceId))) throw ApiError.notFound("Traffic source", sourceId);
   throw ApiError.notFound("Google Ads integration of traffic source", sourceId);
 }
 
-/** A traffic source's Google Ads integration and its upload history (catalog permissions, as the source). */
+/**
+ * A traffic source's Google Ads integration and its upload history. It sends conversions to an
+ * account the caller chooses, with credentials the caller gives, as an outgoing webhook sends
+ * them to a host: read with webhooks.read, set and removed with webhooks.update (the catalog's
+ * rights alone would let a catalog editor send every conversion away).
+ */
 export function googleAdsRoutes(ctx: GoogleAdsRouteDeps, ads: Pick<GoogleAds, "box">): FastifyPluginAsyncTypebox {
-  const read = { permission: "catalog.read" } as const;
-  const write = { permission: "catalog.update" } as const;
+  const read = { permission: "webhooks.read" } as const;
+  const write = { permission: "webhooks.update" } as const;
   const changeOf = (request: FastifyRequest): IntegrationChange => {
     const caller = callerOf(request);
     return {
@@ -60,7 +65,8 @@ export function googleAdsRoutes(ctx: GoogleAdsRouteDeps, ads: Pick<GoogleAds, "b
             "Set the traffic source's Google Ads offline-conversion upload; the answer never shows the client secret or refresh token",
           params: SourceParams,
           body: GoogleAdsBody,
-          response: { 200: Envelope(GoogleAdsIntegration), 201: Envelope(GoogleAdsIntegration), ...errorResponses },
+          // 409: the stored secrets no longer open and the save needs them (see saveIntegration).
+          response: { 200: Envelope(GoogleAdsIntegration), 201: Envelope(GoogleAdsIntegration), ...conflictResponses },
         },
       },
       async (request, reply) => {
@@ -84,7 +90,7 @@ export function googleAdsRoutes(ctx: GoogleAdsRouteDeps, ads: Pick<GoogleAds, "b
           response: { 200: Envelope(GoogleAdsIntegration), ...errorResponses },
         },
       },
-      async (request) => ok(await integrationOf(ctx.db, callerOf(request).tenantId, request.params.id)),
+      async (request) => ok(await integrationOf(ctx.db, callerOf(request).tenantId, request.params.id, ads.box)),
     );
 
     app.delete(

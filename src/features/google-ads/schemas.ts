@@ -83,7 +83,18 @@ export const GoogleAdsIntegration = Type.Object({
   trafficSourceId: Type.Integer(),
   accountId: Type.String(),
   loginAccountId: NullableString(),
-  credentials: Type.Object({ clientId: Type.String() }, { description: "The client id only: secrets are never shown" }),
+  credentials: Type.Object(
+    {
+      clientId: Type.String(),
+      unreadable: Type.Optional(
+        Type.Literal(true, {
+          description:
+            "The stored client secret and refresh token no longer open (their key left SECRETS_KEY): nothing is uploaded until both are entered again",
+        }),
+      ),
+    },
+    { description: "The client id only: secrets are never shown" },
+  ),
   conversionActions: Type.Record(Type.String(), Type.String()),
   consent: Type.Union([Consent, Type.Null()]),
   enabled: Type.Boolean(),

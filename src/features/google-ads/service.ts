@@ -3,7 +3,7 @@ import type { Queryable } from "../../platform/db/index.js";
 import { ApiError } from "../../platform/http/errors.js";
 import { type Actor, recordAudit } from "../audit/index.js";
 import { closeIssue } from "../issues/index.js";
-import type { CredentialBox, SealedSecrets } from "./credential-box.js";
+import { type CredentialBox, CredentialsUnreadableError, type SealedSecrets } from "./credential-box.js";
 import type { Consent } from "./events.js";
 import type { GoogleAdsBody } from "./schemas.js";
 
@@ -12,7 +12,8 @@ export interface GoogleAdsIntegration {
   trafficSourceId: number;
   accountId: string;
   loginAccountId: string | null;
-  credentials: { clientId: string };
+  /** `unreadable`: the stored secrets no longer open (their key left SECRETS_KEY); enter them again. */
+  credentials: { clientId: string; unreadable?: true };
   conversionActions: Record<string, string>;
   consent: Consent | null;
   enabled: boolean;
@@ -26,6 +27,7 @@ interface IntegrationRow {
   account_id: string;
   login_account_id: string | null;
   client_id: string;
+  sealed_secrets: string;
   conversion_actions: Record<string, string>;
   consent: Consent | null;
   enabled: boolean;
@@ -34,12 +36,13 @@ interface IntegrationRow {
   updated_at: Date;
 }
 
-function toIntegration(row: IntegrationRow): GoogleAdsIntegration {
+function toIntegration(row: IntegrationRow, box?: CredentialBox): GoogleAdsIntegration {
+  const unreadable = box !== undefined && !box.opens(row.sealed_secrets);
   return {
     trafficSourceId: Number(row.traffic_source_id),
     accountId: row.account_id,
     loginAccountId: row.login_account_id,
-    credentials: { clientId: row.client_id },
+    credentials: unreadable ? { clientId: row.client_id, unreadable: true } : { clientId: row.client_id },
     conversionActions: row.conversion_actions,
     consent: row.consent,
     enabled: row.enabled,
@@ -49,8 +52,8 @@ function toIntegration(row: IntegrationRow): GoogleAdsIntegration {
   };
 }
 
-// Never `sealed_secrets`: what leaves this module cannot carry the sealed credentials either.
-const SELECT = `select i.traffic_source_id, i.account_id, i.login_account_id, i.client_id, i.conversion_actions,
+// `sealed_secrets` only to tell whether they still open: toIntegration never copies them out.
+const SELECT = `select i.traffic_source_id, i.account_id, i.login_account_id, i.client_id, i.sealed_secrets, i.conversion_actions,
        i.consent, i.enabled, i.created_at, i.updated_at,
        (select count(*)::int from google_ads_items q where q.traffic_source_id = i.traffic_source_id
           and q.upload_id is null and q.outcome = 'pending') as pending
@@ -60,12 +63,14 @@ export async function getIntegration(
   db: Queryable,
   tenantId: string,
   trafficSourceId: number,
+  /** Given, the answer says whether the stored secrets still open. */
+  box?: CredentialBox,
 ): Promise<GoogleAdsIntegration | null> {
   const [row] = await db.query<IntegrationRow>(`${SELECT} where i.tenant_id = $1 and i.traffic_source_id = $2`, [
     tenantId,
     trafficSourceId,
   ]);
-  return row ? toIntegration(row) : null;
+  return row ? toIntegration(row, box) : null;
 }
 
 /** Whether the tenant has this traffic source (another tenant's is as unknown as a missing one). */
@@ -87,15 +92,20 @@ export interface IntegrationChange {
 
 const digits = (customerId: string) => customerId.replace(/-/g, "");
 
-/** The secrets to store: those given, else the stored ones; the first save must give both (400 naming the one missing). */
-async function secretsToSeal(
+/**
+ * The sealed secrets to store: those given, else the stored ones; the first save must give both
+ * (400 naming the one missing). Stored ones that no longer open (their key left SECRETS_KEY) are
+ * kept as they are by a save that disables the integration and gives none, so it can still be
+ * switched off; any other save must give both again (409 naming them).
+ */
+async function sealedToStore(
   tx: Queryable,
   change: IntegrationChange,
   trafficSourceId: number,
-  given: Static<typeof GoogleAdsBody>["credentials"],
-): Promise<SealedSecrets> {
-  const { clientSecret, refreshToken } = given;
-  if (clientSecret !== undefined && refreshToken !== undefined) return { clientSecret, refreshToken };
+  body: Static<typeof GoogleAdsBody>,
+): Promise<string> {
+  const { clientSecret, refreshToken } = body.credentials;
+  if (clientSecret !== undefined && refreshToken !== undefined) return change.box.seal({ clientSecret, refreshToken });
   const [stored] = await tx.query<{ sealed_secrets: string }>(
     "select sealed_secrets from google_ads_integrations where tenant_id = $1 and traffic_source_id = $2 for update",
     [change.tenantId, trafficSourceId],
@@ -104,8 +114,24 @@ async function secretsToSeal(
     const missing = clientSecret === undefined ? "credentials.clientSecret" : "credentials.refreshToken";
     throw ApiError.validation(missing, "is required when the integration is first saved");
   }
-  const kept = change.box.open(stored.sealed_secrets);
-  return { clientSecret: clientSecret ?? kept.clientSecret, refreshToken: refreshToken ?? kept.refreshToken };
+  let kept: SealedSecrets;
+  try {
+    kept = change.box.open(stored.sealed_secrets);
+  } catch (error) {
+    if (!(error instanceof CredentialsUnreadableError)) throw error;
+    if (!body.enabled && clientSecret === undefined && refreshToken === undefined) return stored.sealed_secrets;
+    const reason = "cannot be decrypted any more (its key is no longer in SECRETS_KEY): enter it again";
+    throw new ApiError("conflict", `${error.message}, or disable the integration`, {
+      errors: [
+        { path: "credentials.clientSecret", message: reason },
+        { path: "credentials.refreshToken", message: reason },
+      ],
+    });
+  }
+  return change.box.seal({
+    clientSecret: clientSecret ?? kept.clientSecret,
+    refreshToken: refreshToken ?? kept.refreshToken,
+  });
 }
 
 /**
@@ -119,7 +145,7 @@ export async function saveIntegration(
   change: IntegrationChange,
 ): Promise<{ integration: GoogleAdsIntegration; created: boolean } | null> {
   if (!(await sourceExists(tx, change.tenantId, trafficSourceId))) return null;
-  const sealed = change.box.seal(await secretsToSeal(tx, change, trafficSourceId, body.credentials));
+  const sealed = await sealedToStore(tx, change, trafficSourceId, body);
   const actions = Object.fromEntries(
     Object.entries(body.conversionActions).filter((entry): entry is [string, string] => entry[1] !== undefined),
   );
@@ -161,7 +187,7 @@ export async function saveIntegration(
     requestId: change.requestId,
     at: change.at,
   });
-  const integration = await getIntegration(tx, change.tenantId, trafficSourceId);
+  const integration = await getIntegration(tx, change.tenantId, trafficSourceId, change.box);
   if (!integration) throw new Error("integration vanished after saving it");
   return { integration, created };
 }

@@ -1,6 +1,7 @@
 import type { FastifyBaseLogger } from "fastify";
 import type { Db, Queryable } from "../../platform/db/index.js";
 import { MINUTE_MS } from "../../platform/durations.js";
+import { type FairShare, type FairTable, fairDueIds, unlimitedShare } from "../../platform/fair-claimer.js";
 import { newId } from "../../platform/ids.js";
 import { closeIssue, raiseIssue } from "../issues/index.js";
 import { type Credentials, fetchAccessToken, type GoogleAnswer, type GoogleEndpoints, ingestEvents } from "./client.js";
@@ -38,7 +39,29 @@ const RETRIES_PER_INTEGRATION = 10;
  */
 const RESENDS_AFTER_REFUSAL = 3;
 
-interface IntegrationRow {
+/**
+ * The integrations with work, as the fair claim reads them: enabled, not leased, with a due
+ * retry, or with queued conversions and no retry waiting. The tenant is the key; the integration
+ * itself is the destination (its lease already keeps it to one upload at a time).
+ */
+const DUE_INTEGRATIONS: FairTable = {
+  table: "google_ads_integrations g",
+  due: `g.enabled and (g.locked_until is null or g.locked_until <= $1)
+        and (exists (select 1 from google_ads_uploads u where u.traffic_source_id = g.traffic_source_id
+                       and u.status = 'Retrying' and u.next_attempt_at <= $1)
+             or (exists (select 1 from google_ads_items q where q.traffic_source_id = g.traffic_source_id
+                           and q.upload_id is null)
+                 and not exists (select 1 from google_ads_uploads u
+                                  where u.traffic_source_id = g.traffic_source_id and u.status = 'Retrying')))`,
+  tenant: "g.tenant_id",
+  destination: "g.traffic_source_id::text",
+  order: "g.traffic_source_id",
+  id: "g.traffic_source_id",
+};
+
+const emptySummary = (): UploadSummary => ({ integrations: 0, uploads: 0, accepted: 0, refused: 0, failed: 0 });
+
+export interface IntegrationRow {
   traffic_source_id: string;
   tenant_id: string;
   source_name: string | null;
@@ -169,47 +192,51 @@ export class Uploader {
   constructor(private readonly deps: UploaderDeps) {}
 
   async round(now: Date): Promise<UploadSummary> {
-    const summary: UploadSummary = { integrations: 0, uploads: 0, accepted: 0, refused: 0, failed: 0 };
-    const claimed = await this.claim(now);
-    for (const integration of claimed) {
-      summary.integrations += 1;
-      try {
-        await this.serve(integration, now, summary);
-      } catch (error) {
-        // The lease runs out and the next round tries again; what was sent is deduplicated by Google.
-        this.deps.log.error(
-          { err: error, trafficSourceId: integration.traffic_source_id },
-          "uploading to Google Ads failed",
-        );
-      } finally {
-        await this.deps.db
-          .query("update google_ads_integrations set locked_until = null where traffic_source_id = $1", [
-            integration.traffic_source_id,
-          ])
-          .catch(() => undefined);
-      }
-    }
+    const summary = emptySummary();
+    const claimed = await this.claim(now, INTEGRATIONS_PER_ROUND, unlimitedShare(INTEGRATIONS_PER_ROUND));
+    for (const integration of claimed) await this.serveClaimed(integration, now, summary);
     return summary;
   }
 
-  /** Leases the enabled integrations with a due retry, or with queued conversions and no retry waiting. */
-  private claim(now: Date): Promise<IntegrationRow[]> {
+  /**
+   * Serves one claimed integration (its due retries, then its queue) and gives its lease back;
+   * errors are logged, never thrown: the next round tries again.
+   */
+  async serveClaimed(integration: IntegrationRow, now: Date, summary: UploadSummary = emptySummary()): Promise<void> {
+    summary.integrations += 1;
+    try {
+      await this.serve(integration, now, summary);
+    } catch (error) {
+      // The lease runs out and the next round tries again; what was sent is deduplicated by Google.
+      this.deps.log.error(
+        { err: error, trafficSourceId: integration.traffic_source_id },
+        "uploading to Google Ads failed",
+      );
+    } finally {
+      await this.deps.db
+        .query("update google_ads_integrations set locked_until = null where traffic_source_id = $1", [
+          integration.traffic_source_id,
+        ])
+        .catch(() => undefined);
+    }
+  }
+
+  /**
+   * Leases up to `limit` enabled integrations with a due retry, or with queued conversions and no
+   * retry waiting, in one statement; `share` passes over the tenants that already have their
+   * share of integrations being served (the worker's loop; a round claims with no share).
+   */
+  claim(now: Date, limit: number, share: FairShare): Promise<IntegrationRow[]> {
+    const params: unknown[] = [now, new Date(now.getTime() + LEASE_MS)];
+    const ids = fairDueIds(DUE_INTEGRATIONS, share, limit, params);
     return this.deps.db.query<IntegrationRow>(
       `update google_ads_integrations i set locked_until = $2
-         from (select g.traffic_source_id from google_ads_integrations g
-                where g.enabled and (g.locked_until is null or g.locked_until <= $1)
-                  and (exists (select 1 from google_ads_uploads u where u.traffic_source_id = g.traffic_source_id
-                                 and u.status = 'Retrying' and u.next_attempt_at <= $1)
-                       or (exists (select 1 from google_ads_items q where q.traffic_source_id = g.traffic_source_id
-                                     and q.upload_id is null)
-                           and not exists (select 1 from google_ads_uploads u
-                                            where u.traffic_source_id = g.traffic_source_id and u.status = 'Retrying')))
-                order by g.traffic_source_id limit $3) due
-        where i.traffic_source_id = due.traffic_source_id and (i.locked_until is null or i.locked_until <= $1)
+         from (${ids}) due
+        where i.traffic_source_id = due.id
         returning i.traffic_source_id, i.tenant_id, i.account_id, i.login_account_id, i.client_id, i.sealed_secrets,
                   i.conversion_actions, i.consent, i.consecutive_failures,
                   (select s.name from traffic_sources s where s.id = i.traffic_source_id) as source_name`,
-      [now, new Date(now.getTime() + LEASE_MS), INTEGRATIONS_PER_ROUND],
+      params,
     );
   }
 

@@ -37,6 +37,61 @@ export interface CheckDeps {
   isClosing: () => boolean;
 }
 
+/**
+ * A statement that has held the database this long is not one of the checks' own (each takes a
+ * millisecond or so): a check waiting behind it answers its last result. Looked at every
+ * BUSY_TICK_MS, so /api/health answers in about their sum at worst.
+ */
+const BUSY_HELD_MS = 50;
+const BUSY_TICK_MS = 5;
+
+/**
+ * On the embedded database one statement runs at a time: behind a report statement of seconds a
+ * check's query waits as long, and /api/health with it (a load balancer would take the node out).
+ * So a check that needs the database, while a long statement holds it, answers its last result;
+ * its run goes on and updates it. The database at work is itself alive. PostgreSQL has no
+ * `busySince` (a pool): there a check always waits for its answer.
+ */
+function answersWhileBusy(db: Db, check: HealthCheck): HealthCheck {
+  let last: { failed: false } | { failed: true; error: unknown } | undefined;
+  // One run at a time: asked again while it waits, the check joins it rather than queue another.
+  let running: Promise<void> | undefined;
+  return {
+    ...check,
+    run() {
+      running ??= check
+        .run()
+        .then(
+          () => {
+            last = { failed: false };
+          },
+          (error: unknown) => {
+            last = { failed: true, error };
+            throw error;
+          },
+        )
+        .finally(() => {
+          running = undefined;
+        });
+      const fresh = running;
+      const before = last;
+      const busySince = db.busySince?.bind(db);
+      if (before === undefined || busySince === undefined) return fresh;
+      return new Promise<void>((resolve, reject) => {
+        const timer = setInterval(() => {
+          const since = busySince();
+          if (since === undefined || performance.now() - since < BUSY_HELD_MS) return;
+          clearInterval(timer);
+          fresh.catch(() => undefined);
+          if (before.failed) reject(before.error);
+          else resolve();
+        }, BUSY_TICK_MS);
+        fresh.then(resolve, reject).finally(() => clearInterval(timer));
+      });
+    },
+  };
+}
+
 export function defaultChecks(deps: CheckDeps): HealthCheck[] {
   const heartbeat = (role: "worker" | "scheduler"): HealthCheck => ({
     name: `${role}-heartbeat`,
@@ -51,6 +106,7 @@ export function defaultChecks(deps: CheckDeps): HealthCheck[] {
         throw new Error(`no ${role} node has sent a heartbeat in the last ${HEARTBEAT_STALE_MS / 1000} s`);
     },
   });
+  const database = (check: HealthCheck) => answersWhileBusy(deps.db, check);
   return [
     {
       name: "process",
@@ -60,17 +116,17 @@ export function defaultChecks(deps: CheckDeps): HealthCheck[] {
         if (deps.isClosing()) throw new Error("server is shutting down");
       },
     },
-    {
+    database({
       name: "ping",
       component: "database",
       async run() {
         if (deps.db.closed) throw new Error("database connection is closed");
         await deps.db.query("select 1");
       },
-    },
-    heartbeat("worker"),
-    heartbeat("scheduler"),
-    {
+    }),
+    database(heartbeat("worker")),
+    database(heartbeat("scheduler")),
+    database({
       name: "backlog",
       component: "queue",
       async run() {
@@ -81,8 +137,8 @@ export function defaultChecks(deps: CheckDeps): HealthCheck[] {
         );
         if (stuck.length > 0) throw new Error(`job runs stuck for over an hour: ${stuck.map((r) => r.job).join(", ")}`);
       },
-    },
-    {
+    }),
+    database({
       name: "trigram-indexes",
       component: "search",
       async run() {
@@ -97,6 +153,6 @@ export function defaultChecks(deps: CheckDeps): HealthCheck[] {
         const missing = SEARCH_INDEXES.filter((name) => !present.has(name));
         if (missing.length > 0) throw new Error(`trigram index missing or invalid: ${missing.join(", ")}`);
       },
-    },
+    }),
   ];
 }

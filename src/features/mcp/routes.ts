@@ -4,7 +4,8 @@ import { Type } from "typebox";
 import type { AppContext } from "../../context.js";
 import { ApiError } from "../../platform/http/errors.js";
 import { limitText } from "../../platform/http/rate-limit.js";
-import { authenticate, type Principal } from "../auth/index.js";
+import { authenticate, isRefusedCredential, type Principal } from "../auth/index.js";
+import { ReportsBusy } from "../reports/index.js";
 import { meterRequest } from "../usage/index.js";
 import { reportsServer } from "./tools.js";
 
@@ -43,13 +44,23 @@ function callsIn(body: unknown): number {
   return Array.isArray(body) ? Math.max(1, body.length) : 1;
 }
 
+/** Whether a POST calls run_report: then it takes a slot of the tenant's share of report work. */
+function runsReports(body: unknown): boolean {
+  const messages = Array.isArray(body) ? body : [body];
+  return messages.some((message) => {
+    if (typeof message !== "object" || message === null) return false;
+    const { method, params } = message as { method?: unknown; params?: { name?: unknown } | null };
+    return method === "tools/call" && typeof params === "object" && params?.name === "run_report";
+  });
+}
+
 // Untyped: a JSON-RPC batch is an array, and the transport (after the key is checked) judges it.
 const JsonRpc = Type.Unsafe<unknown>({ description: "A JSON-RPC message or batch (MCP)" });
 
 /** What this route uses of the app's shared parts (assembled in app.ts): the authenticator's among them. */
 export type McpRouteDeps = Pick<
   AppContext,
-  "db" | "clock" | "config" | "build" | "usage" | "lastUsed" | "apiKeys" | "people"
+  "db" | "clock" | "config" | "build" | "usage" | "lastUsed" | "apiKeys" | "people" | "reports"
 >;
 
 /** POST /mcp: the MCP streamable HTTP endpoint (stateless: one server per request). */
@@ -70,6 +81,16 @@ export function mcpRoutes(ctx: McpRouteDeps) {
       async (request, reply) => {
         let tenantId: string;
         let tokenId: string;
+        // An address past its refused credentials is refused before the key is looked up.
+        const overBudget = app.limits.credentialBudget(request.ip);
+        if (overBudget !== null) {
+          reply.header("retry-after", overBudget.retryAfterS);
+          return jsonRpcError(
+            reply,
+            429,
+            `Too many refused credentials from this address: ${limitText(overBudget)}; retry later`,
+          );
+        }
         try {
           const principal = await authenticate(ctx, request.headers.authorization);
           const key = requireReportsKey(principal);
@@ -79,8 +100,14 @@ export function mcpRoutes(ctx: McpRouteDeps) {
           // Metered like the key's /api/v1 calls (a 429 included); the reply is hijacked below,
           // so no onResponse hook runs: the call is metered once it is sent.
           request.principal = principal;
-          reply.raw.on("finish", () => meterRequest(ctx.usage, request, reply.raw.statusCode, ctx.clock.now()));
+          // Each message of a batch is metered as the request it stands for.
+          const calls = callsIn(request.body);
+          // Once: light-my-request's response (tests) emits "finish" twice.
+          reply.raw.once("finish", () => {
+            for (let i = 0; i < calls; i++) meterRequest(ctx.usage, request, reply.raw.statusCode, ctx.clock.now());
+          });
         } catch (error) {
+          if (isRefusedCredential(error, request.headers.authorization)) await app.limits.credentialFailed(request.ip);
           if (error instanceof ApiError) return jsonRpcError(reply, error.status, error.message);
           throw error;
         }
@@ -90,12 +117,38 @@ export function mcpRoutes(ctx: McpRouteDeps) {
           reply.header("retry-after", budget.retryAfterS);
           return jsonRpcError(reply, 429, `Too many requests: ${limitText(budget)}; retry later`);
         }
-        const server = reportsServer({
+        // A post that runs reports takes one slot of the tenant's share for all its calls (they
+        // run one after another), or waits in the tenant's queue, or is refused here: a 429 with
+        // Retry-After, as on the report routes, before any query.
+        let release: (() => void) | undefined;
+        if (runsReports(request.body)) {
+          // A caller that leaves while its post waits in the queue gives its slot back at once.
+          let left = false;
+          const onLeave = () => {
+            left = true;
+          };
+          reply.raw.once("close", onLeave);
+          try {
+            release = await ctx.reports.enter(tenantId);
+          } catch (error) {
+            if (!(error instanceof ReportsBusy)) throw error;
+            reply.header("retry-after", error.retryAfterS);
+            return jsonRpcError(reply, 429, error.message);
+          } finally {
+            reply.raw.removeListener("close", onLeave);
+          }
+          if (left || reply.raw.destroyed) {
+            release();
+            return reply.hijack();
+          }
+        }
+        const { server, drained } = reportsServer({
           db: ctx.db,
           tenantId,
           now: () => ctx.clock.now(),
           maxWindowDays: ctx.config.reportMaxWindowDays,
           version: ctx.build.version,
+          inShare: release ? (run) => run() : (run) => ctx.reports.run(tenantId, run),
           // The caller sees a generic message; the operator sees the cause.
           log: (error) => request.log.error({ err: error }, "MCP tool failed"),
         });
@@ -104,6 +157,8 @@ export function mcpRoutes(ctx: McpRouteDeps) {
         reply.raw.on("close", () => {
           void transport.close();
           void server.close();
+          // The slot is given back once the calls under way have ended, even if the caller left.
+          if (release) void drained().finally(release);
         });
         await server.connect(transport);
         await transport.handleRequest(request.raw, reply.raw, request.body);

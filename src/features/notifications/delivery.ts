@@ -1,5 +1,6 @@
 import { randomUUID } from "node:crypto";
 import type { Db } from "../../platform/db/index.js";
+import { type FairShare, type FairTable, fairDueIds, unlimitedShare } from "../../platform/fair-claimer.js";
 import { newId } from "../../platform/ids.js";
 import { type AddressPolicy, type SendResult, send } from "../../platform/webhook-sender.js";
 import { type SecretBox, SecretUnreadableError, signatureHeader } from "./signing.js";
@@ -12,7 +13,7 @@ export interface NotificationSettings {
   box: SecretBox;
 }
 
-interface ClaimedMessage {
+export interface ClaimedMessage {
   id: string;
   tenant_id: string;
   webhook_id: string;
@@ -27,28 +28,37 @@ interface Receiver {
   previous_secret_until: Date | null;
 }
 
+/** The due messages, as the fair claim reads them: per tenant, and per operational webhook as the destination. */
+const DUE_MESSAGES: FairTable = {
+  table: "notification_messages",
+  due: "status in ('Queued', 'Retrying') and next_attempt_at <= $1 and (lease_until is null or lease_until < $1)",
+  tenant: "tenant_id",
+  destination: "webhook_id",
+  order: "next_attempt_at",
+};
+
 /**
- * Claims up to `limit` due messages with a lease. SKIP LOCKED lets several workers claim side
- * by side; a message whose lease ran out (its worker died) is due again.
+ * Claims up to `limit` due messages with a lease, in one statement. SKIP LOCKED lets several
+ * workers claim side by side; a message whose lease ran out (its worker died) is due again.
+ * `share` passes over the messages of tenants and webhooks that already have their cap of
+ * attempts under way on this worker.
  */
 export async function claimDue(
   db: Db,
   now: Date,
   limit: number,
   leaseMs: number,
+  share: FairShare = unlimitedShare(limit),
 ): Promise<{ token: string; messages: ClaimedMessage[] }> {
   const token = randomUUID();
+  const params: unknown[] = [now, new Date(now.getTime() + leaseMs), token];
+  const ids = fairDueIds(DUE_MESSAGES, share, limit, params);
   const messages = await db.query<ClaimedMessage>(
     `update notification_messages m set lease_until = $2, lease_token = $3
-       from (select id from notification_messages
-              where status in ('Queued', 'Retrying') and next_attempt_at <= $1
-                and (lease_until is null or lease_until < $1)
-              order by next_attempt_at, id
-              limit $4
-              for update skip locked) due
+       from (${ids}) due
       where m.id = due.id
       returning m.id, m.tenant_id, m.webhook_id, m.body, m.attempts`,
-    [now, new Date(now.getTime() + leaseMs), token, limit],
+    params,
   );
   return { token, messages };
 }

@@ -2,12 +2,19 @@ import type { FastifyBaseLogger } from "fastify";
 import type { Config } from "../../config.js";
 import type { Clock } from "../../platform/clock.js";
 import type { Db } from "../../platform/db/index.js";
+import type { SealedColumn } from "../../platform/reseal.js";
+import type { SecretsKeyring } from "../../platform/sealed-box.js";
 import { AddressPolicy } from "../../platform/webhook-sender.js";
-import { SecretBox } from "./signing.js";
+import { NOTIFICATION_SECRETS_LABEL, SecretBox } from "./signing.js";
 import { NotificationWorker } from "./worker.js";
 
 export { emitNotification } from "./events.js";
 export { NOTIFICATION_RETENTION } from "./retention.js";
+
+/** Where signing secrets are stored sealed: what `npm run secrets:reseal` seals again. */
+export const NOTIFICATION_SEALED_COLUMNS: readonly SealedColumn[] = ["secret_enc", "previous_secret_enc"].map(
+  (column) => ({ table: "notification_webhooks", key: "id", column, label: NOTIFICATION_SECRETS_LABEL }),
+);
 
 /**
  * Operational webhooks on this node: the secret box and URL policy the routes use, and the
@@ -24,10 +31,10 @@ export function notifications(deps: {
   clock: Clock;
   log: FastifyBaseLogger;
   config: Config;
-  /** Derives the key that encrypts signing secrets at rest (the JWT secret, shared by every node). */
-  serviceSecret: string;
+  /** The keys that seal signing secrets at rest (SECRETS_KEY, shared by every node). */
+  keyring: SecretsKeyring;
 }): Notifications {
-  const box = new SecretBox(deps.serviceSecret);
+  const box = new SecretBox(deps.keyring);
   const policy = new AddressPolicy(deps.config.webhookAllowedHosts);
   const worker = new NotificationWorker({
     db: deps.db,
@@ -39,6 +46,7 @@ export function notifications(deps: {
       policy,
       box,
     },
+    share: deps.config.deliveryShare,
   });
   return { box, policy, worker };
 }

@@ -86,7 +86,13 @@ export function notificationRoutes(ctx: NotificationRouteDeps): FastifyPluginAsy
       },
       async (request) => {
         const tenantId = callerOf(request).tenantId;
-        const { items, total } = await listNotificationWebhooks(ctx.db, tenantId, request.query, ctx.clock.now());
+        const { items, total } = await listNotificationWebhooks(
+          ctx.db,
+          tenantId,
+          request.query,
+          ctx.clock.now(),
+          ctx.notifications.box,
+        );
         return paged(items, request.query, total);
       },
     );
@@ -104,7 +110,8 @@ export function notificationRoutes(ctx: NotificationRouteDeps): FastifyPluginAsy
       },
       async (request) => {
         const tenantId = callerOf(request).tenantId;
-        const webhook = await getNotificationWebhook(ctx.db, tenantId, request.params.id, ctx.clock.now());
+        const at = ctx.clock.now();
+        const webhook = await getNotificationWebhook(ctx.db, tenantId, request.params.id, at, ctx.notifications.box);
         if (!webhook) throw ApiError.notFound("Webhook", request.params.id);
         return ok(webhook);
       },

@@ -36,6 +36,12 @@ const webhookFields = {
     format: "date-time",
     description: "Until when the secret replaced by the last rotation still signs alongside the current one",
   }),
+  secretUnreadable: Type.Optional(
+    Type.Literal(true, {
+      description:
+        "The stored signing secret no longer opens (its key left SECRETS_KEY): nothing is sent until the secret is rotated",
+    }),
+  ),
   createdAt: Type.String({ format: "date-time" }),
   updatedAt: Type.String({ format: "date-time" }),
 };

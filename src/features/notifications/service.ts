@@ -19,6 +19,8 @@ export interface NotificationWebhook {
   description: string | null;
   events: string[];
   previousSecretExpiresAt: string | null;
+  /** The stored signing secret no longer opens (its key left SECRETS_KEY): rotate it. */
+  secretUnreadable?: true;
   createdAt: string;
   updatedAt: string;
 }
@@ -29,15 +31,20 @@ interface WebhookRow {
   description: string | null;
   event_types: string[];
   previous_secret_until: Date | null;
+  secret_enc: string;
   created_at: Date;
   updated_at: Date;
 }
 
-const COLUMNS = "id, url, description, event_types, previous_secret_until, created_at, updated_at";
+// `secret_enc` only to tell whether it still opens: toWebhook never copies it out.
+const COLUMNS = "id, url, description, event_types, previous_secret_until, secret_enc, created_at, updated_at";
 
-function toWebhook(row: WebhookRow, at: Date): NotificationWebhook {
+/** With `box`, the answer says whether the stored secret still opens. */
+function toWebhook(row: WebhookRow, at: Date, box?: SecretBox): NotificationWebhook {
   const until = row.previous_secret_until === null ? null : new Date(row.previous_secret_until);
+  const unreadable = box !== undefined && !box.opens(row.secret_enc);
   return {
+    ...(unreadable ? { secretUnreadable: true as const } : {}),
     id: row.id,
     url: row.url,
     description: row.description,
@@ -153,12 +160,13 @@ export async function getNotificationWebhook(
   tenantId: string,
   id: string,
   at: Date,
+  box?: SecretBox,
 ): Promise<NotificationWebhook | null> {
   const [row] = await db.query<WebhookRow>(
     `select ${COLUMNS} from notification_webhooks where tenant_id = $1 and id = $2`,
     [tenantId, id],
   );
-  return row ? toWebhook(row, at) : null;
+  return row ? toWebhook(row, at, box) : null;
 }
 
 export async function listNotificationWebhooks(
@@ -166,6 +174,7 @@ export async function listNotificationWebhooks(
   tenantId: string,
   page: { offset: number; limit: number },
   at: Date,
+  box?: SecretBox,
 ): Promise<{ items: NotificationWebhook[]; total: number }> {
   const { rows, total } = await selectPage<WebhookRow>(
     db,
@@ -178,7 +187,7 @@ export async function listNotificationWebhooks(
     },
     page,
   );
-  return { items: rows.map((row) => toWebhook(row, at)), total };
+  return { items: rows.map((row) => toWebhook(row, at, box)), total };
 }
 
 export async function updateNotificationWebhook(
@@ -200,7 +209,7 @@ export async function updateNotificationWebhook(
   );
   if (!row) return null;
   await audit(db, change, "updated", id, { fields: Object.keys(input) });
-  return toWebhook(row, change.at);
+  return toWebhook(row, change.at, change.box);
 }
 
 /** Deletes a webhook with its messages and their history; messages not yet sent are dropped. */

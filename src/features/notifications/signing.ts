@@ -1,5 +1,5 @@
 import { createHmac, randomBytes } from "node:crypto";
-import { SealedBox } from "../../platform/sealed-box.js";
+import { SealedBox, type SecretsKeyring } from "../../platform/sealed-box.js";
 
 const SECRET_PREFIX = "whsec_";
 /** 32 random bytes: Standard Webhooks asks for 24 to 64. */
@@ -26,20 +26,23 @@ export function signatureHeader(secrets: readonly string[], messageId: string, t
   return secrets.map((secret) => sign(secret, messageId, timestampS, body)).join(" ");
 }
 
+/** The label their key is derived under (SealedBox): also what `npm run secrets:reseal` opens them with. */
+export const NOTIFICATION_SECRETS_LABEL = "notification-webhook-secrets";
+
 /** Raised when a stored secret cannot be decrypted: the key it was sealed with is gone. */
 export class SecretUnreadableError extends Error {
   constructor() {
-    super("The signing secret cannot be decrypted (was JWT_SECRET changed?); rotate the webhook's secret");
+    super("The signing secret cannot be decrypted (its key is no longer in SECRETS_KEY); rotate the webhook's secret");
     this.name = "SecretUnreadableError";
   }
 }
 
 /**
  * Keeps signing secrets encrypted at rest (see SealedBox): they must be read back to sign.
- * Changing JWT_SECRET makes stored secrets unreadable; a rotation issues readable ones again.
+ * Dropping their key from SECRETS_KEY makes them unreadable; a rotation issues readable ones again.
  */
 export class SecretBox extends SealedBox {
-  constructor(serviceSecret: string) {
-    super(serviceSecret, "notification-webhook-secrets", () => new SecretUnreadableError());
+  constructor(keyring: SecretsKeyring) {
+    super(keyring, NOTIFICATION_SECRETS_LABEL, () => new SecretUnreadableError());
   }
 }

@@ -1,5 +1,6 @@
 import { randomUUID } from "node:crypto";
 import type { Db, Queryable } from "../../platform/db/index.js";
+import { type FairShare, type FairTable, fairDueIds, unlimitedShare } from "../../platform/fair-claimer.js";
 import { newId } from "../../platform/ids.js";
 import { type AddressPolicy, type SendResult, send } from "../../platform/webhook-sender.js";
 import { closeIssue, raiseIssue, subjectsWithOpenIssue } from "../issues/index.js";
@@ -40,32 +41,40 @@ export interface WebhookNow {
   event_names: Record<string, string>;
 }
 
+/** The due events, as the fair claim reads them: per tenant, and per webhook as the destination. */
+const DUE_EVENTS: FairTable = {
+  table: "webhook_events",
+  due: "status in ('Queued', 'Retrying', 'Held') and next_attempt_at <= $1 and (lease_until is null or lease_until < $1)",
+  tenant: "tenant_id",
+  destination: "webhook_id",
+  order: "next_attempt_at",
+};
+
 /**
- * Claims up to `limit` due events with a lease. SKIP LOCKED lets several workers claim side by
- * side; an event whose lease ran out (its worker died) is due again. Held events fall due when
- * the allowance is checked again.
+ * Claims up to `limit` due events with a lease, in one statement. SKIP LOCKED lets several
+ * workers claim side by side; an event whose lease ran out (its worker died) is due again. Held
+ * events fall due when the allowance is checked again. `share` leaves out (or limits) the events
+ * of tenants and webhooks that already have their cap of attempts under way on this worker.
  */
 export async function claimDue(
   db: Db,
   now: Date,
   limit: number,
   leaseMs: number,
+  share: FairShare = unlimitedShare(limit),
 ): Promise<{ token: string; events: ClaimedEvent[] }> {
   const token = randomUUID();
+  const params: unknown[] = [now, new Date(now.getTime() + leaseMs), token];
+  const ids = fairDueIds(DUE_EVENTS, share, limit, params);
   const events = await db.query<ClaimedEvent>(
     `update webhook_events e set lease_until = $2, lease_token = $3
-       from (select id from webhook_events
-              where status in ('Queued', 'Retrying', 'Held') and next_attempt_at <= $1
-                and (lease_until is null or lease_until < $1)
-              order by next_attempt_at, id
-              limit $4
-              for update skip locked) due, outgoing_webhooks w
+       from (${ids}) due, outgoing_webhooks w
       where e.id = due.id and w.id = e.webhook_id
       returning e.id, e.tenant_id, e.webhook_id, e.conversion_type, e.snapshot, e.status, e.attempts, e.simulated,
                 e.counted, e.created_at,
                 json_build_object('name', w.name, 'url', w.url, 'method', w.method, 'status', w.status,
                                   'event_names', w.event_names) as webhook`,
-    [now, new Date(now.getTime() + leaseMs), token, limit],
+    params,
   );
   return { token, events };
 }

@@ -29,5 +29,6 @@ export function deliveryWorker(deps: { db: Db; clock: Clock; log: FastifyBaseLog
       retryIntervalMs: deps.config.webhookRetryIntervalS * 1000,
       policy: new AddressPolicy(deps.config.webhookAllowedHosts),
     },
+    share: deps.config.deliveryShare,
   });
 }

@@ -233,13 +233,16 @@ export function validateTemplate(template: string, vocabulary: Vocabulary = WEBH
   const live = render(template, vocabulary.live, vocabulary);
   const problem = webAddressProblem(live);
   if (problem !== null) {
-    // A raw value in the scheme or port of a URL written with `://` breaks the sample too: name
-    // the placeholder at fault (without `://` the URL's shape is what is wrong).
-    if (template.includes("://")) rawInOriginProblem(template, vocabulary);
+    // A value in the scheme or port of a URL written with `://` breaks the sample too: name the
+    // placeholder at fault (without `://`, or when the URL is no address even with every value
+    // empty, the URL's shape is what is wrong; a raw one is named all the same).
+    if (template.includes("://")) {
+      originProblem(template, vocabulary, webAddressProblem(render(template, {}, vocabulary)) !== null);
+    }
     throw new PlaceholderError(problem, null);
   }
   emptyValueProblem(template, found, vocabulary);
-  rawInOriginProblem(template, vocabulary);
+  originProblem(template, vocabulary, false);
   // The sample shown to the caller fills the simulate-only names too.
   return render(template, vocabulary.sample, vocabulary);
 }
@@ -376,19 +379,53 @@ export function templateParts(template: string, vocabulary: Vocabulary = WEBHOOK
   return parts;
 }
 
+// What stands for a value in another syntax (`{x}`, `<x>`, `[x]`, `%7Bx%7D` ...): the engine does
+// not fill it, but it has no place in an origin either, and refusing it keeps the rule simple:
+// the scheme, user info, host and port are written out in full. `[` `]` only around an IPv6 host.
+const BRACKET = /[{}<>[\]]/;
+const IPV6_HOST = /(^|@)\[[0-9a-f:.]*\](?=(:[0-9]*)?$)/i;
+
+function percentDecoded(text: string): string {
+  return text.replace(/%([0-9a-f]{2})/gi, (_all, hex: string) => String.fromCharCode(Number.parseInt(hex, 16)));
+}
+
 /**
- * A raw value in the scheme, user info, host or port could send the delivery anywhere (a click
- * parameter `@other-host/x?` turns the host into user info): refused at save.
+ * No placeholder may stand in the scheme, user info, host or port: a value there decides where
+ * the delivery goes (`http://v${parameterA}:43010/` with `pa=m` would go to host `vm`, and a raw
+ * `@other-host/x?` turns the host into user info). The origin is fixed when the URL is saved; at
+ * send time `renderUrl` refuses a URL whose origin differs from the template's. `rawOnly` checks
+ * raw placeholders only (used when the URL is no web address anyway, to name the one at fault).
  */
-function rawInOriginProblem(template: string, vocabulary: Vocabulary): void {
+function originProblem(template: string, vocabulary: Vocabulary, rawOnly: boolean): void {
+  let literal = "";
   for (const part of templateParts(template, vocabulary)) {
-    if (part.token?.raw && part.region === "origin") {
+    if (part.region !== "origin") continue;
+    if (part.token === null) {
+      literal += part.text;
+      continue;
+    }
+    if (part.token.raw) {
       const encoded = `\${${part.token.inner}}`;
       throw new PlaceholderError(
-        `Raw placeholder '${part.token.text}' is not allowed in the URL's scheme, user info, host or port: a value there could send the delivery to another address. Use ${encoded} to insert it URL-encoded`,
+        `Raw placeholder '${part.token.text}' is not allowed in the URL's scheme, user info, host or port: a value there could send the delivery to another address. Use ${encoded} to insert it URL-encoded in the path or query`,
         part.token.text,
       );
     }
+    if (!rawOnly) {
+      throw new PlaceholderError(
+        `Placeholder '${part.token.text}' is not allowed in the URL's scheme, user info, host or port: a value there would decide where the delivery goes. Write the address out in full and put values in the path or query`,
+        part.token.text,
+      );
+    }
+  }
+  if (rawOnly) return;
+  const authority = literal.replace(/^[a-z][a-z0-9+.-]*:[/\\]*/i, "");
+  const bracket = BRACKET.exec(percentDecoded(authority).replace(IPV6_HOST, "$1"));
+  if (bracket !== null) {
+    throw new PlaceholderError(
+      `The URL's scheme, user info, host or port must not contain '${bracket[0]}' (written or percent-encoded): it looks like a placeholder, and no placeholder may stand there. Write the address out in full`,
+      null,
+    );
   }
 }
 
@@ -445,47 +482,37 @@ function addressOf(url: string): Address | null {
 /**
  * Renders a delivery URL to send. Like `render`, but a value cannot steer the delivery: raw
  * values are neutralised for their region, and the result is refused (`steered`) when its
- * scheme, user info, host or port differ from those of the template rendered with every value
- * URL-encoded, or when a value makes a `.` or `..` path segment (which the parser would resolve,
- * climbing the path; `%2E%2E` included, so no escape can keep it).
+ * scheme, user info, host or port differ from the template's own (its literal text there, every
+ * placeholder left out: none may stand there since save-time validation refuses it, and one in a
+ * URL saved before that rule only sends when its value is empty), or when a value makes a `.` or
+ * `..` path segment (which the parser would resolve, climbing the path; `%2E%2E` included, so no
+ * escape can keep it).
  */
 export function renderUrl(template: string, values: Values, vocabulary: Vocabulary = WEBHOOK_VOCABULARY): RenderedUrl {
   let url = "";
+  // The template's origin: its literal text, whatever the values.
   let origin = "";
-  // The origin with raw values left out: what the message names when `origin` is no address.
-  let originBare = "";
   // The path as rendered, with which of its characters came from a value.
   let path = "";
   let fromValue: boolean[] = [];
   for (const part of templateParts(template, vocabulary)) {
     let text = part.text;
-    let encodedText = part.text;
     const token = part.token;
     if (token !== null) {
       const value = token.name === null ? null : (values[token.name] ?? null);
-      encodedText = value === null ? "" : encodeURIComponent(wellFormed(value));
-      text = value === null ? "" : token.raw ? neutralised(value, part.region) : encodedText;
+      text = value === null ? "" : token.raw ? neutralised(value, part.region) : encodeURIComponent(wellFormed(value));
     }
     url += text;
-    if (part.region === "origin") {
-      origin += encodedText;
-      originBare += token?.raw ? "" : encodedText;
-    }
+    if (part.region === "origin" && token === null) origin += text;
     if (part.region === "path") {
       path += text;
       fromValue = fromValue.concat(Array.from({ length: text.length }, () => token !== null));
     }
   }
-  return { url, steered: originChange(template, url, origin, originBare, vocabulary) ?? pathClimb(path, fromValue) };
+  return { url, steered: originChange(template, url, origin, vocabulary) ?? pathClimb(path, fromValue) };
 }
 
-function originChange(
-  template: string,
-  url: string,
-  origin: string,
-  originBare: string,
-  vocabulary: Vocabulary,
-): RenderedUrl["steered"] {
+function originChange(template: string, url: string, origin: string, vocabulary: Vocabulary): RenderedUrl["steered"] {
   const actual = addressOf(url);
   if (actual === null) {
     // A template that is no web address whatever the values is the template's fault (invalid_url).
@@ -506,8 +533,7 @@ function originChange(
     return null;
   }
   // Hosts only: the user info may hold the receiver's credentials.
-  const meant = expected ?? addressOf(`${originBare}/`);
-  const instead = meant === null ? "" : ` instead of ${meant.protocol}//${meant.host}`;
+  const instead = expected === null ? "" : ` instead of ${expected.protocol}//${expected.host}`;
   return {
     errorType: "url_origin_changed",
     message: `A value would send the delivery to ${actual.protocol}//${actual.host}${instead}; nothing was sent`,

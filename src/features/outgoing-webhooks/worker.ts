@@ -1,7 +1,8 @@
 import type { FastifyBaseLogger } from "fastify";
+import { BatchWriter } from "../../platform/batch-writer.js";
 import type { Clock } from "../../platform/clock.js";
 import type { Db } from "../../platform/db/index.js";
-import { WakeableLoop } from "../../platform/wakeable-loop.js";
+import { FairClaimer, type FairShare, type InFlight } from "../../platform/fair-claimer.js";
 import {
   attempt,
   type ClaimedEvent,
@@ -19,30 +20,60 @@ import { screen } from "./url-screen.js";
 const IDLE_POLL_MS = 1000;
 const BATCH = 64;
 /** Attempts one worker has under way at once; a hanging receiver holds one slot, not the loop. */
-const MAX_IN_FLIGHT = 256;
+export const MAX_IN_FLIGHT = 512;
+
+interface Claimed {
+  event: ClaimedEvent;
+  token: string;
+}
 
 /**
- * The delivery loop of a worker node. It claims due events in batches and sends them side by
- * side without waiting for a batch to finish, so a slow receiver never holds up the others;
- * outcomes are written in batches as they come back. It sleeps until new events are announced,
- * a slot frees up while more were due, or the next poll.
+ * The delivery loop of a worker node. It claims due events whenever a slot is free and sends them
+ * side by side without waiting for a batch to finish, so a slow receiver never holds up the
+ * others; a tenant or a webhook that has its cap of attempts under way (DELIVERY_IN_FLIGHT_PER_*)
+ * is passed over by the claim, so one whose receivers hang cannot take the others' slots.
+ * Outcomes are written in batches as they come back. It sleeps until new events are announced, a
+ * slot frees up while events were passed over, or the next poll.
  */
 export class DeliveryWorker {
-  private readonly loop: WakeableLoop;
+  private readonly claimer: FairClaimer<Claimed>;
   private stopListening: (() => Promise<void>) | null = null;
-  private inFlight = 0;
-  /** The last claim was full: more events may be due as soon as a slot frees up. */
-  private backlog = false;
-  private readonly written: OutcomeWriter;
-  private readonly settled = new Set<Promise<void>>();
+  private readonly written: BatchWriter<Outcome>;
 
-  constructor(private readonly deps: { db: Db; clock: Clock; log: FastifyBaseLogger; settings: DeliverySettings }) {
-    this.written = new OutcomeWriter(deps.db, deps.log);
-    this.loop = new WakeableLoop(
-      () => this.round(),
-      IDLE_POLL_MS,
-      (error) => deps.log.error({ err: error }, "claiming webhook events failed"),
+  constructor(
+    private readonly deps: {
+      db: Db;
+      clock: Clock;
+      log: FastifyBaseLogger;
+      settings: DeliverySettings;
+      share?: { perTenant: number; perDestination: number };
+    },
+  ) {
+    this.written = new BatchWriter(
+      (outcomes) => recordOutcomes(deps.db, outcomes),
+      // Unwritten, the events' leases run out and they are attempted again: at least once.
+      (error, count) => deps.log.error({ err: error, outcomes: count }, "writing webhook outcomes failed"),
     );
+    this.claimer = new FairClaimer<Claimed>({
+      caps: {
+        maxInFlight: MAX_IN_FLIGHT,
+        batch: BATCH,
+        perTenant: deps.share?.perTenant ?? MAX_IN_FLIGHT,
+        perDestination: deps.share?.perDestination ?? MAX_IN_FLIGHT,
+      },
+      idleMs: IDLE_POLL_MS,
+      keysOf: ({ event }) => ({ tenant: event.tenant_id, destination: event.webhook_id }),
+      claim: async (limit, share) => {
+        const { token, claimed, ready } = await this.claim(limit, share);
+        return { claimed, ready: ready.map((event) => ({ event, token })) };
+      },
+      run: async ({ event, token }) => this.written.add(await this.attempt(event, token)),
+      onError: (error, item) =>
+        item
+          ? // The lease runs out and another attempt follows: an error here loses nothing.
+            deps.log.error({ err: error, eventId: item.event.id }, "delivering a webhook event failed")
+          : deps.log.error({ err: error }, "claiming webhook events failed"),
+    });
   }
 
   /** The lease outlives the slowest attempt (timeout plus writing it), so no healthy attempt loses it. */
@@ -51,9 +82,12 @@ export class DeliveryWorker {
   }
 
   /** Claims up to `limit` due events and returns those that may be sent now, with the claim's token. */
-  private async claim(limit: number): Promise<{ token: string; claimed: number; ready: ClaimedEvent[] }> {
+  private async claim(
+    limit: number,
+    share?: FairShare,
+  ): Promise<{ token: string; claimed: number; ready: ClaimedEvent[] }> {
     const { db, clock } = this.deps;
-    const { token, events } = await claimDue(db, clock.now(), limit, this.leaseMs);
+    const { token, events } = await claimDue(db, clock.now(), limit, this.leaseMs, share);
     if (events.length === 0) return { token, claimed: 0, ready: [] };
     const sendable = await screen(db, events, token, clock.now());
     return { token, claimed: events.length, ready: await admit(db, sendable, token, clock.now()) };
@@ -71,87 +105,22 @@ export class DeliveryWorker {
     return claimed;
   }
 
+  /** Attempts under way on this worker, per tenant and per webhook. */
+  get inFlight(): InFlight {
+    return this.claimer.inFlight;
+  }
+
   async start(): Promise<void> {
     if (this.stopListening) return;
-    this.stopListening = await listenForEvents(this.deps.db, () => this.loop.wake());
-    this.loop.start();
-  }
-
-  /** One round of the loop: claims as many events as there are free slots; true while more may be due. */
-  private async round(): Promise<boolean> {
-    const room = Math.min(BATCH, MAX_IN_FLIGHT - this.inFlight);
-    if (room === 0) return false;
-    const { token, claimed, ready } = await this.claim(room);
-    this.backlog = claimed === room;
-    this.launch(token, ready);
-    return this.backlog;
-  }
-
-  /** Starts the claimed events' attempts; their outcomes go to the writer as they come back. */
-  private launch(token: string, events: ClaimedEvent[]): void {
-    for (const event of events) {
-      this.inFlight += 1;
-      const done: Promise<void> = this.attempt(event, token)
-        .then((outcome) => this.written.add(outcome))
-        .catch((error: unknown) => {
-          // The lease runs out and another attempt follows: an error here loses nothing.
-          this.deps.log.error({ err: error, eventId: event.id }, "delivering a webhook event failed");
-        })
-        .finally(() => {
-          this.inFlight -= 1;
-          this.settled.delete(done);
-          if (this.backlog) this.loop.wake();
-        });
-      this.settled.add(done);
-    }
+    this.stopListening = await listenForEvents(this.deps.db, () => this.claimer.wake());
+    this.claimer.start();
   }
 
   /** Finishes the attempts under way and writes them; unclaimed events wait for the next worker. */
   async stop(): Promise<void> {
-    await this.loop.stop();
-    await Promise.all([...this.settled]);
+    await this.claimer.stop();
     await this.written.drain();
     await this.stopListening?.().catch(() => undefined);
     this.stopListening = null;
-  }
-}
-
-/**
- * Writes outcomes as they come back: while one batch is being written the next gathers, so a
- * busy worker writes a few large batches instead of one transaction per attempt.
- */
-class OutcomeWriter {
-  private queue: Outcome[] = [];
-  private writing: Promise<void> | null = null;
-
-  constructor(
-    private readonly db: Db,
-    private readonly log: FastifyBaseLogger,
-  ) {}
-
-  add(outcome: Outcome): void {
-    this.queue.push(outcome);
-    this.writing ??= this.writeAll();
-  }
-
-  private async writeAll(): Promise<void> {
-    try {
-      while (this.queue.length > 0) {
-        const batch = this.queue.splice(0, 500);
-        try {
-          await recordOutcomes(this.db, batch);
-        } catch (error) {
-          // Unwritten, the events' leases run out and they are attempted again: at least once.
-          this.log.error({ err: error, outcomes: batch.length }, "writing webhook outcomes failed");
-        }
-      }
-    } finally {
-      // In the same turn as the last emptiness check: an outcome added later starts a new run.
-      this.writing = null;
-    }
-  }
-
-  async drain(): Promise<void> {
-    while (this.writing) await this.writing;
   }
 }

@@ -21,6 +21,11 @@ export interface ReportDefinition {
   path: string;
   parameters: ParamDef[];
   fields: { name: string; description: string }[];
+  /**
+   * Fields whose values visitors of tracking links choose (a tracker name from `?tracker=`, a
+   * country from a header): MCP marks them as data, not instructions, and bounds their length.
+   */
+  visitorFields: string[];
   stats: { name: string; aliases: string[]; description: string }[];
   /**
    * Runs the report. `limits` come from the configuration of the app asking (the HTTP route, the
@@ -48,6 +53,7 @@ export const REPORTS: ReportDefinition[] = [
     path: "/reports/events/performance",
     parameters: PERFORMANCE_PARAMS,
     fields: FIELDS.map(({ name, description }) => ({ name, description })),
+    visitorFields: ["tracker", "country"],
     stats: describeStats(),
     run: (db, tenantId, params, now, limits = DEFAULT_REPORT_LIMITS) =>
       runPerformance(db, tenantId, params, now, limits),
@@ -61,6 +67,7 @@ export const REPORTS: ReportDefinition[] = [
     path: "/composites/accounts/metrics",
     parameters: ACCOUNT_METRICS.params,
     fields: [],
+    visitorFields: [],
     stats: describeStats(),
     run: async (db, tenantId, params, now, limits = DEFAULT_REPORT_LIMITS) => {
       const { items, pagination } = await runComposite(db, ACCOUNT_METRICS, tenantId, params, now, limits);
@@ -76,6 +83,7 @@ export const REPORTS: ReportDefinition[] = [
     path: "/composites/accounts/links/metrics",
     parameters: LINK_METRICS.params,
     fields: [],
+    visitorFields: [],
     stats: describeStats(),
     run: async (db, tenantId, params, now, limits = DEFAULT_REPORT_LIMITS) => {
       const { items, pagination } = await runComposite(db, LINK_METRICS, tenantId, params, now, limits);

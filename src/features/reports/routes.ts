@@ -4,6 +4,7 @@ import type { AppContext } from "../../context.js";
 import { errorResponses, Pagination } from "../../platform/http/envelope.js";
 import { callerOf } from "../auth/index.js";
 import { RESOURCE_BY_TABLE } from "../catalog/index.js";
+import { ReportsBusy } from "./gate.js";
 import type { ParamDef, ReportLimits } from "./params.js";
 import { REPORTS, type ReportDefinition } from "./registry.js";
 import { STATS } from "./stats.js";
@@ -70,7 +71,7 @@ const DATA: Record<string, TSchema> = {
 };
 
 /** What these routes use of the app's shared parts (assembled in app.ts). */
-export type ReportRouteDeps = Pick<AppContext, "db" | "clock" | "config">;
+export type ReportRouteDeps = Pick<AppContext, "db" | "clock" | "config" | "reports">;
 
 /** One GET route per registered report. */
 export function reportRoutes(ctx: ReportRouteDeps): FastifyPluginAsyncTypebox {
@@ -101,15 +102,18 @@ export function reportRoutes(ctx: ReportRouteDeps): FastifyPluginAsyncTypebox {
             },
           },
         },
-        async (request) => {
-          const result = await report.run(
-            ctx.db,
-            callerOf(request).tenantId,
-            request.query as Record<string, unknown>,
-            ctx.clock.now(),
-            limits,
-          );
-          return { code: "ok", message: "OK", ...result };
+        async (request, reply) => {
+          const tenantId = callerOf(request).tenantId;
+          // The tenant's share: a slot, or a place in its small queue, or a 429 before any query.
+          try {
+            const result = await ctx.reports.run(tenantId, () =>
+              report.run(ctx.db, tenantId, request.query as Record<string, unknown>, ctx.clock.now(), limits),
+            );
+            return { code: "ok", message: "OK", ...result };
+          } catch (error) {
+            if (error instanceof ReportsBusy) throw error.toApiError(reply);
+            throw error;
+          }
         },
       );
     }

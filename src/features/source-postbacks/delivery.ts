@@ -1,5 +1,6 @@
 import { randomUUID } from "node:crypto";
 import type { Db, Queryable } from "../../platform/db/index.js";
+import { type FairShare, type FairTable, fairDueIds, unlimitedShare } from "../../platform/fair-claimer.js";
 import { newId } from "../../platform/ids.js";
 import { type SendResult, send } from "../../platform/webhook-sender.js";
 import { type DeliverySettings, nextAttempt } from "../outgoing-webhooks/delivery.js";
@@ -12,6 +13,8 @@ import { POSTBACK_VOCABULARY } from "./settings.js";
 export interface ClaimedPostback {
   id: string;
   tenant_id: string;
+  /** The destination this worker counts its attempts under way by. */
+  traffic_source_id: string;
   snapshot: Snapshot;
   external_id: string;
   payout: string | number | null;
@@ -20,29 +23,38 @@ export interface ClaimedPostback {
   postback: Postback | null;
 }
 
+/** The due postbacks, as the fair claim reads them: per tenant, and per traffic source as the destination. */
+const DUE_POSTBACKS: FairTable = {
+  table: "source_postbacks",
+  due: "status in ('Queued', 'Retrying') and next_attempt_at <= $1 and (lease_until is null or lease_until < $1)",
+  tenant: "tenant_id",
+  destination: "traffic_source_id::text",
+  order: "next_attempt_at",
+};
+
 /**
- * Claims up to `limit` due postbacks with a lease, as the webhook worker claims its events: SKIP
- * LOCKED lets several workers claim side by side, and a postback whose lease ran out (its worker
- * died) is due again.
+ * Claims up to `limit` due postbacks with a lease in one statement, as the webhook worker claims
+ * its events: SKIP LOCKED lets several workers claim side by side, a postback whose lease ran
+ * out (its worker died) is due again, and `share` passes over the postbacks of tenants and
+ * sources that already have their cap of attempts under way on this worker.
  */
 export async function claimDue(
   db: Db,
   now: Date,
   limit: number,
   leaseMs: number,
+  share: FairShare = unlimitedShare(limit),
 ): Promise<{ token: string; postbacks: ClaimedPostback[] }> {
   const token = randomUUID();
+  const params: unknown[] = [now, new Date(now.getTime() + leaseMs), token];
+  const ids = fairDueIds(DUE_POSTBACKS, share, limit, params);
   const postbacks = await db.query<ClaimedPostback>(
     `update source_postbacks p set lease_until = $2, lease_token = $3
-       from (select id from source_postbacks
-              where status in ('Queued', 'Retrying') and next_attempt_at <= $1
-                and (lease_until is null or lease_until < $1)
-              order by next_attempt_at, id
-              limit $4
-              for update skip locked) due, traffic_sources s
+       from (${ids}) due, traffic_sources s
       where p.id = due.id and s.id = p.traffic_source_id
-      returning p.id, p.tenant_id, p.snapshot, p.external_id, p.payout, p.attempts, p.created_at, s.postback`,
-    [now, new Date(now.getTime() + leaseMs), token, limit],
+      returning p.id, p.tenant_id, p.traffic_source_id::text as traffic_source_id, p.snapshot, p.external_id,
+                p.payout, p.attempts, p.created_at, s.postback`,
+    params,
   );
   return { token, postbacks };
 }

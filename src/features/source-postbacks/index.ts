@@ -2,7 +2,9 @@ import type { FastifyBaseLogger } from "fastify";
 import type { Config } from "../../config.js";
 import type { Clock } from "../../platform/clock.js";
 import type { Db, Queryable } from "../../platform/db/index.js";
+import { ApiError } from "../../platform/http/errors.js";
 import { AddressPolicy } from "../../platform/webhook-sender.js";
+import type { Principal } from "../auth/index.js";
 import type { HostScreen } from "../outgoing-webhooks/url-screen.js";
 import type { ConversionHook } from "../tracking/index.js";
 import { queuePostbacks } from "./hook.js";
@@ -11,7 +13,7 @@ import { SourcePostbackWorker } from "./worker.js";
 export { SOURCE_POSTBACK_RETENTION } from "./retention.js";
 
 import type { Postback } from "./schemas.js";
-import { checkPostback, type PostbackInput, resumePostbacks } from "./settings.js";
+import { checkPostback, POSTBACK_READ, POSTBACK_WRITE, type PostbackInput, resumePostbacks } from "./settings.js";
 
 export type { SourcePostbackWorker } from "./worker.js";
 
@@ -25,17 +27,27 @@ export function postbackHostScreen(config: Config): HostScreen {
 }
 
 /**
- * What a traffic source's writes in the catalog add for its postback: the postback is checked
- * (its host resolved, refused as webhook URLs are) before the transaction and stored with its
- * defaults filled; once saved enabled, what waited Paused while it was disabled or removed is
- * sent (in the saving transaction).
+ * What a traffic source's writes and reads in the catalog add for its postback. The postback
+ * sends conversion data to a host the caller chooses, as an outgoing webhook does, so it takes
+ * the webhooks' rights on top of the catalog's: setting it (or removing it) needs
+ * webhooks.update (403 before anything is looked up), and only a caller with webhooks.read sees
+ * it; for anyone else the item comes without its `postback` field (its URL often carries the
+ * network's token). The postback is checked (its host resolved, refused as webhook URLs are)
+ * before the transaction and stored with its defaults filled; once saved enabled, what waited
+ * Paused while it was disabled or removed is sent (in the saving transaction).
  */
 export function trafficSourcePostbacks(config: Config) {
   const screen = postbackHostScreen(config);
   return {
-    async prepare(body: Record<string, unknown>): Promise<void> {
+    async prepare(body: Record<string, unknown>, caller: Principal): Promise<void> {
       if (body.postback === undefined) return;
+      if (!caller.permissions.has(POSTBACK_WRITE)) throw ApiError.forbidden(`Missing permission '${POSTBACK_WRITE}'`);
       body.postback = await checkPostback(body.postback as PostbackInput | null, screen);
+    },
+    present(item: Record<string, unknown>, caller: Principal): Record<string, unknown> {
+      if (caller.permissions.has(POSTBACK_READ)) return item;
+      const { postback: _hidden, ...rest } = item;
+      return rest;
     },
     async updated(
       tx: Queryable,
@@ -65,5 +77,6 @@ export function sourcePostbackWorker(deps: {
       retryIntervalMs: deps.config.webhookRetryIntervalS * 1000,
       policy: new AddressPolicy(deps.config.webhookAllowedHosts),
     },
+    share: deps.config.deliveryShare,
   });
 }

@@ -12,6 +12,7 @@ import {
   SourceParams,
 } from "./schemas.js";
 import { listPostbackAttempts, listPostbacks, resendPostback } from "./service.js";
+import { POSTBACK_READ, POSTBACK_WRITE } from "./settings.js";
 
 const BASE = "/traffic-sources/:id/postbacks";
 const TAG = "Traffic sources";
@@ -20,12 +21,13 @@ const TAG = "Traffic sources";
 export type SourcePostbackRouteDeps = Pick<AppContext, "db" | "clock">;
 
 /**
- * A traffic source's postbacks and their attempt logs: read with catalog.read, resent with
- * catalog.update, as the traffic source itself is read and changed.
+ * A traffic source's postbacks and their attempt logs: read with webhooks.read, resent (whatever
+ * their status, Delivered included) with webhooks.update, as outgoing webhook deliveries: they
+ * carry the same conversion data (settings.ts).
  */
 export function sourcePostbackRoutes(ctx: SourcePostbackRouteDeps): FastifyPluginAsyncTypebox {
-  const read = { permission: "catalog.read" } as const;
-  const write = { permission: "catalog.update" } as const;
+  const read = { permission: POSTBACK_READ } as const;
+  const write = { permission: POSTBACK_WRITE } as const;
   return async (app) => {
     app.get(
       BASE,

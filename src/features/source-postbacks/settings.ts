@@ -1,10 +1,19 @@
 import type { Queryable } from "../../platform/db/index.js";
 import { ApiError } from "../../platform/http/errors.js";
+import type { Permission } from "../auth/index.js";
 import { liveVocabulary, PlaceholderError, validateTemplate } from "../outgoing-webhooks/placeholders.js";
 import { blockedHostProblem, type HostScreen } from "../outgoing-webhooks/url-screen.js";
 import { COMMISSION_TYPES, type ConversionType, isConversionType } from "../tracking/conversion-types.js";
 import { announcePostbacks } from "./queue.js";
 import type { Postback } from "./schemas.js";
+
+/**
+ * The rights over a traffic source's postback, its attempts and its Google Ads connection: those
+ * of outgoing webhooks, which carry the same conversion data to a host the caller chooses. The
+ * catalog's rights alone would let a catalog editor send every conversion anywhere.
+ */
+export const POSTBACK_READ = "webhooks.read" satisfies Permission;
+export const POSTBACK_WRITE = "webhooks.update" satisfies Permission;
 
 /**
  * The names a postback URL may use: the live outgoing-webhook names plus the source's click id

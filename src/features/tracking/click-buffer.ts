@@ -4,7 +4,7 @@ import type { Clock } from "../../platform/clock.js";
 import type { Db, Queryable } from "../../platform/db/index.js";
 import { ClickSpill } from "./click-spill.js";
 import type { Click } from "./click-writer.js";
-import { agentDigestCache, writeClicks } from "./click-writer.js";
+import { agentDigestCache, type WriteClicksOptions, writeClicks } from "./click-writer.js";
 
 /** SQLSTATE classes 22 (data exception) and 23 (constraint violation): the row, not the database. */
 function isDataError(error: unknown): boolean {
@@ -26,6 +26,8 @@ export interface ClickBufferOptions {
   spillDir?: string;
   /** Bytes of spilled clicks on disk (CLICK_SPILL_MAX_BYTES); beyond it clicks are refused. */
   spillMaxBytes?: number;
+  /** Trackers a tenant's clicks may create per hour (TRACKERS_PER_TENANT_PER_HOUR); unset: no bound. */
+  trackersPerTenantPerHour?: number;
 }
 
 const DEFAULT_MAX_BYTES = 64 * 1024 * 1024;
@@ -89,6 +91,7 @@ export class ClickBuffer {
   private readonly intervalMs: number;
   private readonly batchSize: number;
   private readonly maxBytes: number;
+  private readonly writeOptions: WriteClicksOptions;
   private readonly spill: ClickSpill | null;
   /** The segment being replayed and how far. */
   private replaying: { file: string; offset: number } | null = null;
@@ -114,6 +117,7 @@ export class ClickBuffer {
     this.intervalMs = options.intervalMs ?? 200;
     this.batchSize = options.batchSize ?? 2000;
     this.maxBytes = options.maxBytes ?? DEFAULT_MAX_BYTES;
+    this.writeOptions = { trackersPerTenantPerHour: options.trackersPerTenantPerHour };
     this.spill =
       options.spillDir === undefined
         ? null
@@ -269,10 +273,10 @@ export class ClickBuffer {
 
   private async write(batch: Click[]): Promise<void> {
     const now = this.clock.now();
-    if (this.hooks.length === 0) await writeClicks(this.db, batch, now);
+    if (this.hooks.length === 0) await writeClicks(this.db, batch, now, this.writeOptions);
     else {
       await this.db.transaction(async (tx) => {
-        await writeClicks(tx, batch, now);
+        await writeClicks(tx, batch, now, this.writeOptions);
         for (const hook of this.hooks) await hook(tx, batch, now);
       });
     }

@@ -1,12 +1,14 @@
 import type { FastifyInstance, FastifyReply, FastifyRequest } from "fastify";
 import { Type } from "typebox";
 import type { Clock } from "../../platform/clock.js";
+import { MINUTE_MS } from "../../platform/durations.js";
 import { newId } from "../../platform/ids.js";
+import { meterNotRecordedClick, type UsageMeter } from "../usage/index.js";
 import { isBot } from "./bots.js";
-import type { CachedLink, Found, TrackingCache } from "./cache.js";
-import type { ClickBuffer } from "./click-buffer.js";
+import type { CachedLink, Found } from "./cache.js";
 import type { Click } from "./click-writer.js";
 import { parseTrackerValue } from "./tracker-value.js";
+import type { Tracking } from "./tracking.js";
 
 const ClickParams = Type.Object({
   brandLinkId: Type.String({ description: "Brand link id" }),
@@ -76,6 +78,7 @@ function utmOf(query: Query): Record<string, string> | null {
 
 function clickOf(
   request: FastifyRequest,
+  ip: string,
   link: CachedLink,
   sourceId: number,
   clickIdParam: string | null,
@@ -105,7 +108,7 @@ function clickOf(
     sourceClickId: clickIdParam !== null && Object.hasOwn(query, clickIdParam) ? param(query, clickIdParam) : null,
     utm: utmOf(query),
     userAgent: header(request, "user-agent", 1000),
-    ip: request.ip ?? null,
+    ip,
     country: countryOf(request),
     referrer: header(request, "referer", 2000),
   };
@@ -117,19 +120,30 @@ export function redirectTarget(url: string, clickId: string): string {
 }
 
 export interface ClickRouteDeps {
-  cache: TrackingCache;
-  clicks: ClickBuffer;
+  tracking: Tracking;
   clock: Clock;
+  /** Where clicks past the per-address limit are counted for their tenant. */
+  usage: UsageMeter;
 }
+
+const ROUTE = "/go/:brandLinkId/:trafficSourceId";
 
 /**
  * GET /go/{brandLinkId}/{trafficSourceId}: the hottest path of the product. With the link and
  * source cached it reads no table: the click id is made here and the click is buffered.
  */
 export function clickRoute(app: FastifyInstance, deps: ClickRouteDeps): void {
-  const { cache, clicks, clock } = deps;
+  const { tracking, clock, usage } = deps;
+  const { cache, clicks, clickAddresses } = tracking;
+  const { options } = app.limits;
 
-  const answer = (request: FastifyRequest, reply: FastifyReply, found: Found, sourceId: number): FastifyReply => {
+  const answer = (
+    request: FastifyRequest,
+    reply: FastifyReply,
+    found: Found,
+    sourceId: number,
+    nowMs: number,
+  ): FastifyReply => {
     const { link, sourceTenant } = found;
     if (link === null || sourceTenant !== link.tenantId) {
       return reply
@@ -139,10 +153,18 @@ export function clickRoute(app: FastifyInstance, deps: ClickRouteDeps): void {
         .send(NOT_FOUND_PAGE);
     }
     const at = clock.now();
-    const click = clickOf(request, link, sourceId, found.clickIdParam, at);
+    const ip = request.ip;
+    const click = clickOf(request, ip, link, sourceId, found.clickIdParam, at);
     // A HEAD (link checkers) or a known bot is sent on but not counted.
-    const counted = request.method === "GET" && !isBot(request.headers["user-agent"]);
-    if (counted) clicks.add(click);
+    if (request.method === "GET" && !isBot(request.headers["user-agent"])) {
+      // Past its rate an address is still sent on (a carrier NAT puts thousands of people behind
+      // one), but its clicks are not recorded: no row, no tracker, no click postback.
+      if (clickAddresses.hit(ip, nowMs, MINUTE_MS) <= options.clickRatePerIpPerMinute) clicks.add(click);
+      else {
+        tracking.clicksNotRecorded += 1;
+        meterNotRecordedClick(usage, { tenantId: link.tenantId, route: ROUTE, ip, at });
+      }
+    }
     return reply
       .header("cache-control", "no-store")
       .header("referrer-policy", "no-referrer-when-downgrade")
@@ -150,7 +172,7 @@ export function clickRoute(app: FastifyInstance, deps: ClickRouteDeps): void {
   };
 
   app.get<{ Params: { brandLinkId: string; trafficSourceId: string } }>(
-    "/go/:brandLinkId/:trafficSourceId",
+    ROUTE,
     {
       schema: {
         tags: ["Tracking"],
@@ -159,7 +181,8 @@ export function clickRoute(app: FastifyInstance, deps: ClickRouteDeps): void {
           "Outside /api, no credential. Query: tracker (id or name), gclid, fbclid, msclkid, obclid, pa (parameterA), " +
           "pb (parameterB), ext (externalClickId), utm_source, utm_medium, utm_campaign, utm_term, utm_content. " +
           "The brand link's `{clickId}` is replaced by the new click's id. HEAD requests and known bots are " +
-          "redirected but not counted. An unknown link or traffic source answers a 404 page.",
+          "redirected but not counted, and so are clicks from a client IP past CLICK_RATE_PER_IP_PER_MINUTE. " +
+          "An unknown link or traffic source answers a 404 page.",
         params: ClickParams,
         response: {
           302: Type.Null({ description: "Redirect to the brand link's url (Location header)" }),
@@ -170,14 +193,14 @@ export function clickRoute(app: FastifyInstance, deps: ClickRouteDeps): void {
     (request, reply) => {
       const { brandLinkId, trafficSourceId } = request.params;
       if (!DIGITS.test(brandLinkId) || !DIGITS.test(trafficSourceId)) {
-        return answer(request, reply, { link: null, sourceTenant: null, clickIdParam: null }, 0);
+        return answer(request, reply, { link: null, sourceTenant: null, clickIdParam: null }, 0, 0);
       }
       const linkId = Number(brandLinkId);
       const sourceId = Number(trafficSourceId);
       const now = Date.now();
       const cached = cache.peek(linkId, sourceId, now);
-      if (cached) return answer(request, reply, cached, sourceId);
-      return cache.load(linkId, sourceId, now).then((found) => answer(request, reply, found, sourceId));
+      if (cached) return answer(request, reply, cached, sourceId, now);
+      return cache.load(linkId, sourceId, now).then((found) => answer(request, reply, found, sourceId, Date.now()));
     },
   );
 }

@@ -38,7 +38,12 @@ export interface Click {
  * whose lower case can be longer than the name (U+0130 becomes two characters): a name that
  * passed the 4-50 rule must still fit the table, or the whole batch would fail.
  */
-async function resolveTrackers(db: Queryable, clicks: Click[], at: Date): Promise<Map<string, number>> {
+async function resolveTrackers(
+  db: Queryable,
+  clicks: Click[],
+  at: Date,
+  options: WriteClicksOptions,
+): Promise<Map<string, number>> {
   const resolved = new Map<string, number>();
   const names = new Map<string, { tenantId: string; name: string }>();
   const ids = new Map<string, { tenantId: string; id: number }>();
@@ -54,13 +59,16 @@ async function resolveTrackers(db: Queryable, clicks: Click[], at: Date): Promis
     const tenants = wanted.map((w) => w.tenantId);
     const given = wanted.map((w) => w.name);
     // In order of the lower-cased names, so two nodes creating the same names lock them alike.
-    await db.query(
-      `insert into trackers (tenant_id, name, created_at, updated_at)
-       select distinct t, lower(n), $3::timestamptz, $3::timestamptz from unnest($1::text[], $2::text[]) as u (t, n)
-       order by 1, 2
-       on conflict (tenant_id, lower(name)) do nothing`,
-      [tenants, given, at],
-    );
+    const perHour = options.trackersPerTenantPerHour;
+    if (perHour === undefined) {
+      await db.query(
+        `insert into trackers (tenant_id, name, created_at, updated_at)
+         select distinct t, lower(n), $3::timestamptz, $3::timestamptz from unnest($1::text[], $2::text[]) as u (t, n)
+         order by 1, 2
+         on conflict (tenant_id, lower(name)) do nothing`,
+        [tenants, given, at],
+      );
+    } else await db.query(BOUNDED_NEW_TRACKERS, [tenants, given, at, perHour]);
     const rows = await db.query<{ id: string; tenant_id: string; name: string }>(
       `select tr.id, u.t as tenant_id, u.n as name from trackers tr
        join unnest($1::text[], $2::text[]) as u (t, n) on tr.tenant_id = u.t and lower(tr.name) = lower(u.n)`,
@@ -78,6 +86,41 @@ async function resolveTrackers(db: Queryable, clicks: Click[], at: Date): Promis
     for (const row of rows) resolved.set(`${row.tenant_id}#${row.id}`, Number(row.id));
   }
   return resolved;
+}
+
+/**
+ * New tracker names, at most $4 a tenant per hour: a tenant's trackers made in the hour before
+ * $3 (by clicks or through the API) are counted from its newest rows backwards, at most $4 of
+ * them (the index on tenant and id), so the count costs the same however many trackers the
+ * tenant has. Names past the budget are not created, and their clicks are written without a
+ * tracker. Two nodes writing at the same moment may each create up to the budget left.
+ */
+const BOUNDED_NEW_TRACKERS = `
+with wanted as (
+  select distinct t, lower(n) as n from unnest($1::text[], $2::text[]) as u (t, n)
+),
+fresh as (
+  select w.t, w.n, row_number() over (partition by w.t order by w.n) as rank
+  from wanted w
+  where not exists (select 1 from trackers tr where tr.tenant_id = w.t and lower(tr.name) = w.n)
+),
+budget as (
+  select f.t, $4::int - (
+    select count(*) from (
+      select r.created_at from trackers r where r.tenant_id = f.t order by r.id desc limit $4::int
+    ) recent where recent.created_at > $3::timestamptz - interval '1 hour'
+  ) as remaining
+  from (select distinct t from fresh) f
+)
+insert into trackers (tenant_id, name, created_at, updated_at)
+select f.t, f.n, $3::timestamptz, $3::timestamptz from fresh f join budget b on b.t = f.t
+where f.rank <= b.remaining
+order by 1, 2
+on conflict (tenant_id, lower(name)) do nothing`;
+
+export interface WriteClicksOptions {
+  /** New trackers a tenant's clicks may create per hour; unset: every new name is created. */
+  trackersPerTenantPerHour?: number | undefined;
 }
 
 function trackerKey(click: Click): string | null {
@@ -188,8 +231,9 @@ export async function clickBatchStatement(
   db: Queryable,
   clicks: Click[],
   now: Date,
+  options: WriteClicksOptions = {},
 ): Promise<{ text: string; params: unknown[] }> {
-  const trackers = await resolveTrackers(db, clicks, now);
+  const trackers = await resolveTrackers(db, clicks, now, options);
   // One array per column: the database reads each with one array parse, where a JSON document
   // costs a key lookup per column and row (measured: docs/benchmarks.md, "Click redirect").
   const columns: unknown[][] = Array.from({ length: 23 }, () => new Array(clicks.length));
@@ -229,9 +273,14 @@ export async function clickBatchStatement(
  * Writes a batch of clicks, decides their unique visitors and adds them to the rollups.
  * Atomic on its own (one statement after the trackers, whose creation is idempotent).
  */
-export async function writeClicks(db: Queryable, clicks: Click[], now: Date): Promise<number> {
+export async function writeClicks(
+  db: Queryable,
+  clicks: Click[],
+  now: Date,
+  options: WriteClicksOptions = {},
+): Promise<number> {
   if (clicks.length === 0) return 0;
-  const { text, params } = await clickBatchStatement(db, clicks, now);
+  const { text, params } = await clickBatchStatement(db, clicks, now, options);
   const [result] = await db.query<{ written: number }>(text, params);
   return result?.written ?? 0;
 }

@@ -103,7 +103,7 @@ function fieldsOf(source: unknown): ConversionInput {
 }
 
 /** What these routes use of the app's shared parts (assembled in app.ts). */
-export type TrackingPublicRouteDeps = Pick<AppContext, "db" | "clock" | "config">;
+export type TrackingPublicRouteDeps = Pick<AppContext, "db" | "clock" | "config" | "usage">;
 
 /** The tracking endpoints outside /api: click redirect, postbacks from programs, page views. */
 export function trackingPublicRoutes(ctx: TrackingPublicRouteDeps, tracking: Tracking) {
@@ -127,15 +127,26 @@ export function trackingPublicRoutes(ctx: TrackingPublicRouteDeps, tracking: Tra
       return refuse(reply, apiError.status, apiError.message);
     });
 
-    clickRoute(app, { cache: tracking.cache, clicks: tracking.clicks, clock: ctx.clock });
+    clickRoute(app, { tracking, clock: ctx.clock, usage: ctx.usage });
 
+    const { limits } = app;
     // The API's limits (CONVERSION_MAX_FUTURE_S): a postback's occurredAt is held to the same rules.
     const timeLimits = conversionTimeLimits(ctx.config);
-    const postback = async (key: string, fields: ConversionInput, reply: FastifyReply): Promise<FastifyReply> => {
+    const postback = async (
+      request: FastifyRequest,
+      key: string,
+      fields: ConversionInput,
+      reply: FastifyReply,
+    ): Promise<FastifyReply> => {
+      tracking.postbackKeyLookups += 1;
       const [tenant] = await ctx.db.query<{ id: string }>("select id from tenants where postback_key_hash = $1", [
         sha256Hex(key),
       ]);
-      if (!tenant) return refuse(reply, 404, "Unknown postback key");
+      if (!tenant) {
+        // An unknown key is a refused credential of the address (AUTH_FAILURES_PER_IP_PER_MINUTE).
+        await limits.credentialFailed(request.ip);
+        return refuse(reply, 404, "Unknown postback key");
+      }
       let item: ReturnType<typeof readConversion>;
       try {
         item = readConversion(fields, "", ctx.clock.now(), timeLimits);
@@ -173,13 +184,15 @@ export function trackingPublicRoutes(ctx: TrackingPublicRouteDeps, tracking: Tra
         429: PostbackAnswer,
       },
     };
-    const { limits } = app;
     // Per postback key, before the body is read or the key looked up; counted under the key's
-    // hash, so the secret itself never reaches the counter store.
+    // hash, so the secret itself never reaches the counter store. First, an address past its
+    // refused credentials (unknown keys here, bad API keys anywhere) is refused without either.
     const postbackBudget = async (
       request: FastifyRequest<{ Params: { postbackKey: string } }>,
       reply: FastifyReply,
     ) => {
+      const overBudget = limits.credentialBudget(request.ip);
+      if (overBudget !== null) return refuseTooMany(reply, overBudget, "with refused credentials from this address");
       const { postbackPerMinute, windowMs } = limits.options;
       const key = `pb:${sha256Hex(request.params.postbackKey)}`;
       const budget = await limits.take(key, postbackPerMinute, windowMs);
@@ -200,7 +213,7 @@ export function trackingPublicRoutes(ctx: TrackingPublicRouteDeps, tracking: Tra
         onRequest: postbackBudget,
         preValidation: async (request) => canonicalizeType(request.query),
       },
-      (request, reply) => postback(request.params.postbackKey, fieldsOf(request.query), reply),
+      (request, reply) => postback(request, request.params.postbackKey, fieldsOf(request.query), reply),
     );
 
     app.post<{ Params: { postbackKey: string }; Body: Record<string, unknown> }>(
@@ -220,6 +233,7 @@ export function trackingPublicRoutes(ctx: TrackingPublicRouteDeps, tracking: Tra
       // Values in the query string count too, for programs that post with parameters in the URL.
       (request, reply) =>
         postback(
+          request,
           request.params.postbackKey,
           fieldsOf({ ...(request.query as object), ...(request.body ?? {}) }),
           reply,

@@ -1,16 +1,23 @@
 import type { FastifyBaseLogger } from "fastify";
+import { Counter, Gauge, type Registry } from "prom-client";
 import type { Clock } from "../../platform/clock.js";
 import type { Db } from "../../platform/db/index.js";
 import { idTime } from "../../platform/ids.js";
+import { IpCounters } from "../../platform/ip-counters.js";
 import { TrackingCache } from "./cache.js";
 import { ClickBuffer, type ClickBufferOptions, type ClickHook } from "./click-buffer.js";
 import type { ValidConversion } from "./conversion-input.js";
-import { type ConversionHook, type RecordedConversion, recordConversions } from "./conversion-service.js";
+import type { ConversionHook, RecordedConversion } from "./conversion-service.js";
+import { ConversionWriter } from "./conversion-writer.js";
 
 // A click made on another node a moment ago may still sit in that node's buffer: wait up to this
 // long for it before recording a conversion (or page view) as not belonging to a known click.
 const RECENT_CLICK_MS = 2_000;
 const WAIT_STEP_MS = 100;
+// Client addresses whose clicks of the current minute are counted (CLICK_RATE_PER_IP_PER_MINUTE):
+// 16 bytes each, 1 MiB in all, allocated once. Beyond 65,536 addresses active in one minute the
+// least active are forgotten first (they start a fresh count).
+const CLICK_ADDRESS_SLOTS = 65_536;
 
 /** The tracking side of a node: its catalog cache, its click buffer and the conversion hooks. */
 export class Tracking {
@@ -20,15 +27,54 @@ export class Tracking {
   readonly conversionHooks: ConversionHook[] = [];
   /** Run for every written batch of clicks in its transaction; click postbacks start here. */
   readonly clickHooks: ClickHook[] = [];
+  private readonly conversions: ConversionWriter;
+  /** Clicks per client address in the current minute, for CLICK_RATE_PER_IP_PER_MINUTE. */
+  readonly clickAddresses = new IpCounters(CLICK_ADDRESS_SLOTS);
+  /** Clicks redirected but not recorded: their address was past CLICK_RATE_PER_IP_PER_MINUTE. */
+  clicksNotRecorded = 0;
+  /** Postback keys looked up in the database (unknown ones included). */
+  postbackKeyLookups = 0;
 
   constructor(
     private readonly db: Db,
-    private readonly clock: Clock,
+    clock: Clock,
     log: FastifyBaseLogger,
     options: ClickBufferOptions = {},
   ) {
     this.cache = new TrackingCache(db);
     this.clicks = new ClickBuffer(db, clock, log, options, this.clickHooks);
+    this.conversions = new ConversionWriter(db, this.conversionHooks, () => clock.now());
+  }
+
+  /** Prometheus metrics of the per-address click limit (served at /metrics), read when scraped. */
+  registerMetrics(registry: Registry): void {
+    const tracking = this;
+    new Counter({
+      name: "clicks_not_recorded_total",
+      help: "Clicks redirected but not recorded: their client IP was past CLICK_RATE_PER_IP_PER_MINUTE",
+      registers: [registry],
+      collect() {
+        this.reset();
+        this.inc(tracking.clicksNotRecorded);
+      },
+    });
+    new Gauge({
+      name: "click_address_table_bytes",
+      help: "Bytes of the per-address click counters (fixed)",
+      registers: [registry],
+      collect() {
+        this.set(tracking.clickAddresses.bytes);
+      },
+    });
+    new Counter({
+      name: "click_address_evictions_total",
+      help: "Addresses whose click count was dropped to make room (more addresses in a minute than the table holds)",
+      registers: [registry],
+      collect() {
+        this.reset();
+        this.inc(tracking.clickAddresses.evictions);
+      },
+    });
   }
 
   async start(): Promise<void> {
@@ -65,11 +111,13 @@ export class Tracking {
     return made !== null && Math.abs(Date.now() - made.getTime()) < RECENT_CLICK_MS;
   }
 
-  /** Records conversions synchronously, in one transaction. */
+  /**
+   * Records conversions synchronously: answered once committed, in a transaction the request may
+   * share with the tenant's other requests of the moment (conversion-writer.ts).
+   */
   async recordConversions(tenantId: string, items: ValidConversion[]): Promise<RecordedConversion[]> {
     const clickIds = items.flatMap((item) => (item.clickId === null ? [] : [item.clickId]));
     await this.ensureClicksWritten(clickIds);
-    const now = this.clock.now();
-    return this.db.transaction((tx) => recordConversions(tx, tenantId, items, now, this.conversionHooks));
+    return this.conversions.record(tenantId, items);
   }
 }

@@ -1,2 +1,2 @@
-export { meterRequest, UsageMeter, usageMetering } from "./meter.js";
+export { meterNotRecordedClick, meterRequest, UsageMeter, usageMetering } from "./meter.js";
 export { usagePurgeJob } from "./service.js";

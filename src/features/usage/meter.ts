@@ -217,6 +217,21 @@ export function meterRequest(meter: UsageMeter, request: FastifyRequest, status:
   });
 }
 
+/**
+ * The key id under which a tenant's clicks that were redirected but not recorded (their client
+ * IP was past CLICK_RATE_PER_IP_PER_MINUTE) are counted: no key has it, so the API-key usage
+ * leaves these rows out and reports them as `clicksNotRecorded`.
+ */
+export const NOT_RECORDED_CLICKS = "";
+
+/** Counts one click that was redirected but not recorded, for its tenant (per minute, route and IP). */
+export function meterNotRecordedClick(
+  meter: UsageMeter,
+  click: { tenantId: string; route: string; ip: string; at: Date },
+): void {
+  meter.record({ ...click, tokenId: NOT_RECORDED_CLICKS, method: "GET", status: 302 });
+}
+
 /** Meters every answered request made with an API key in the scope it is registered in. */
 export const usageMetering = fp<{ meter: UsageMeter; clock: Clock }>(
   async (app: FastifyInstance, { meter, clock }) => {

@@ -21,6 +21,11 @@ const Stats = Type.Object({
     "4xx": Type.Integer(),
     "5xx": Type.Integer(),
   }),
+  clicksNotRecorded: Type.Integer({
+    description:
+      "Clicks on the tenant's links redirected but not recorded: their client IP was past " +
+      "CLICK_RATE_PER_IP_PER_MINUTE (not counted in the other figures; 0 when apiTokenId is given)",
+  }),
 });
 
 const Timeseries = Type.Object({

@@ -1,5 +1,6 @@
 import type { Db, Queryable } from "../../platform/db/index.js";
 import type { Job } from "../../platform/jobs.js";
+import { NOT_RECORDED_CLICKS } from "./meter.js";
 
 export const WINDOW_MS = 72 * 3600 * 1000;
 
@@ -11,8 +12,9 @@ export interface UsageScope {
 
 // A row holds the calls of one minute and is stamped with the minute's start: it is in the window
 // while any part of that minute is, so a call made late in the window's first minute counts.
-const WHERE =
-  "tenant_id = $1 and at > $2::timestamptz - interval '1 minute' and at <= $3 and ($4::text is null or token_id = $4)";
+const WINDOW = "tenant_id = $1 and at > $2::timestamptz - interval '1 minute' and at <= $3";
+// Calls made with the tenant's keys; the rows of clicks not recorded have no key (NOT_RECORDED_CLICKS).
+const WHERE = `${WINDOW} and ($4::text is null or token_id = $4) and token_id <> '${NOT_RECORDED_CLICKS}'`;
 
 function params(scope: UsageScope): unknown[] {
   return [scope.tenantId, new Date(scope.now.getTime() - WINDOW_MS), scope.now, scope.apiTokenId ?? null];
@@ -27,6 +29,7 @@ export async function usageStats(db: Queryable, scope: UsageScope) {
     s3: number;
     s4: number;
     s5: number;
+    not_recorded: number;
   }>(
     `select coalesce(sum(calls), 0)::int as total,
             coalesce(sum(calls) filter (where status = 429), 0)::int as limited,
@@ -34,7 +37,9 @@ export async function usageStats(db: Queryable, scope: UsageScope) {
             coalesce(sum(calls) filter (where status between 200 and 299), 0)::int as s2,
             coalesce(sum(calls) filter (where status between 300 and 399), 0)::int as s3,
             coalesce(sum(calls) filter (where status between 400 and 499), 0)::int as s4,
-            coalesce(sum(calls) filter (where status >= 500), 0)::int as s5
+            coalesce(sum(calls) filter (where status >= 500), 0)::int as s5,
+            (select coalesce(sum(calls), 0)::int from api_usage
+              where ${WINDOW} and $4::text is null and token_id = '${NOT_RECORDED_CLICKS}') as not_recorded
        from api_usage where ${WHERE}`,
     params(scope),
   );
@@ -45,6 +50,7 @@ export async function usageStats(db: Queryable, scope: UsageScope) {
     rateLimited: row?.limited ?? 0,
     uniqueIps: row?.ips ?? 0,
     byStatusClass: { "2xx": row?.s2 ?? 0, "3xx": row?.s3 ?? 0, "4xx": row?.s4 ?? 0, "5xx": row?.s5 ?? 0 },
+    clicksNotRecorded: row?.not_recorded ?? 0,
   };
 }
 

@@ -13,8 +13,8 @@ export type { Db, Queryable } from "./types.js";
  * PostgreSQL when DATABASE_URL is set, otherwise the embedded database under DATA_DIR. On
  * PostgreSQL every statement runs under STATEMENT_TIMEOUT_MS but those issued through
  * `unbounded()` (the scheduled jobs, the migrations); PGlite cannot interrupt a
- * statement (it runs on the JavaScript thread, with no timer to cancel it), so there the bounds
- * on what a request may ask for are what holds (docs/limits.md).
+ * statement (it runs each to its end, on a worker thread of its own), so there the bounds on
+ * what a request may ask for are what holds (docs/limits.md).
  */
 export async function openDatabase(
   config: Pick<Config, "databaseUrl" | "dataDir"> & Partial<Pick<Config, "statementTimeoutMs">>,

@@ -190,9 +190,10 @@ class Listeners {
  */
 export function openPostgres(options: PostgresOptions): Db {
   const statementTimeoutMs = Math.trunc(options.statementTimeoutMs ?? 0);
+  const poolSize = options.max ?? 10;
   const pool = new pg.Pool({
     connectionString: options.connectionString,
-    max: options.max ?? 10,
+    max: poolSize,
     // JIT compiles a plan in seconds to save milliseconds: a loss for the short report queries
     // (measured: 3-8 s of a report's time on 10M rolled-up clicks). Parallel workers likewise:
     // starting them and gathering their rows cost more than they save on a query of a few hundred
@@ -234,6 +235,7 @@ export function openPostgres(options: PostgresOptions): Db {
   /** The database, its statements under `timeoutMs` (0: none). */
   const withStatementTimeout = (timeoutMs: number): Db => ({
     kind: "postgres",
+    poolSize,
     query: (text, params) => lend(timeoutMs, true, (tx) => tx.query(text, params)),
     async transaction(fn) {
       return lend(timeoutMs, false, async (tx, client) => {

@@ -7,6 +7,18 @@ export interface Queryable {
 
 export interface Db extends Queryable {
   readonly kind: "pglite" | "postgres";
+  /**
+   * Connections of the pool statements share (PostgreSQL); absent where there is no pool (PGlite
+   * runs one statement at a time). Reports may hold all but a reserve of them (docs/limits.md).
+   */
+  readonly poolSize?: number;
+  /**
+   * When (performance.now()) the statement or transaction holding the database began, undefined
+   * when none does: PGlite runs one at a time, on its own thread, and the others wait. Absent on
+   * PostgreSQL (a pool). The health checks answer their last result rather than wait behind a
+   * long one (features/health/checks.ts).
+   */
+  busySince?(): number | undefined;
   /** Runs `fn` in one transaction; commits when it resolves, rolls back when it throws. */
   transaction<T>(fn: (tx: Queryable) => Promise<T>): Promise<T>;
   /**

@@ -3,6 +3,7 @@ import type { FastifyBaseLogger, FastifyInstance, FastifyReply, FastifyRequest }
 import fp from "fastify-plugin";
 import { Redis } from "ioredis";
 import type { WayInLimits } from "../../config.js";
+import { addressKey, IpCounters } from "../ip-counters.js";
 import { ApiError } from "./errors.js";
 
 export interface RateLimitOptions extends WayInLimits {
@@ -33,6 +34,9 @@ interface CounterStore {
   /** The count so far, without counting anything. */
   peek(key: string): Promise<Count>;
 }
+
+// Addresses whose refused credentials are counted at once; 16 bytes each, 1 MiB in all.
+const CREDENTIAL_FAILURE_SLOTS = 65_536;
 
 // Past this many live keys the memory store drops its oldest: a flood of distinct keys (forged
 // postback keys, rotating addresses) must not grow the process without bound.
@@ -125,11 +129,48 @@ export function limitText(verdict: Verdict): string {
  * behaviour, an error).
  */
 export class Limiter {
+  /**
+   * Refused credentials per client IP on every way in (/api/v1, /mcp, postback keys): a table of
+   * fixed size in this node's memory, read without a promise before any credential is looked
+   * up. With Redis each failure is counted there too and its shared count brought back here.
+   */
+  readonly credentialFailures = new IpCounters(CREDENTIAL_FAILURE_SLOTS);
+
   constructor(
     readonly store: CounterStore,
     readonly options: RateLimitOptions,
     private readonly log: FastifyBaseLogger,
   ) {}
+
+  /**
+   * The refusal of an address over its budget of refused credentials (AUTH_FAILURES_PER_IP_PER_MINUTE),
+   * or null: decided from memory, before the credential is looked at, the right one included.
+   */
+  credentialBudget(ip: string): Verdict | null {
+    const { authFailuresPerIpPerMinute: max, windowMs } = this.options;
+    const now = Date.now();
+    const slot = this.credentialFailures.find(ip, now);
+    if (slot < 0 || this.credentialFailures.countAt(slot) < max) return null;
+    return verdict(false, max, windowMs, this.credentialFailures.endAt(slot) - now);
+  }
+
+  /**
+   * Counts one refused credential from `ip` (here, and in Redis when it is the store); resolves
+   * once the shared count is known here, so the refusal is answered after it (a failure's cost).
+   */
+  async credentialFailed(ip: string): Promise<void> {
+    const { windowMs } = this.options;
+    this.credentialFailures.hit(ip, Date.now(), windowMs);
+    if (!(this.store instanceof RedisCounters)) return;
+    // Every node's failures together: the shared count is brought into this node's table.
+    try {
+      const shared = await this.store.hit(`auth-fail:ip:${addressKey(ip)}`, 1, windowMs);
+      const at = Date.now();
+      this.credentialFailures.raise(ip, shared.count, at, at + shared.ttlMs);
+    } catch (error) {
+      this.log.error({ err: error, limit: "auth-fail" }, "rate limit store unavailable; counted on this node only");
+    }
+  }
 
   /** Counts `cost` requests against `key`; refused once the window's count is over `max`. */
   async take(key: string, max: number, windowMs: number, cost = 1): Promise<Verdict> {

@@ -2874,7 +2874,176 @@ export interface paths {
                 };
             };
         };
-        delete?: never;
+        /** Sign out: the bearer token of this request stops working at once on every node; refuses API keys (403) */
+        delete: {
+            parameters: {
+                query?: never;
+                header?: never;
+                path?: never;
+                cookie?: never;
+            };
+            requestBody?: never;
+            responses: {
+                /** @description Default Response */
+                200: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            /** @description Stable snake_case result code: ok, validation_error, unauthorized, ... */
+                            code: string;
+                            data: {
+                                /**
+                                 * @description The token is refused from now on, on every node
+                                 * @enum {boolean}
+                                 */
+                                signedOut: true;
+                            };
+                            message: string;
+                        };
+                    };
+                };
+                /** @description Default Response */
+                400: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            /** @description Stable snake_case result code: ok, validation_error, unauthorized, ... */
+                            code: string;
+                            data: null | ({
+                                errors?: {
+                                    message: string;
+                                    path: string;
+                                }[];
+                                requestId?: string;
+                            } & {
+                                [key: string]: unknown;
+                            });
+                            /** @description Names the field, value or placeholder at fault */
+                            message: string;
+                        };
+                    };
+                };
+                /** @description Default Response */
+                401: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            /** @description Stable snake_case result code: ok, validation_error, unauthorized, ... */
+                            code: string;
+                            data: null | ({
+                                errors?: {
+                                    message: string;
+                                    path: string;
+                                }[];
+                                requestId?: string;
+                            } & {
+                                [key: string]: unknown;
+                            });
+                            /** @description Names the field, value or placeholder at fault */
+                            message: string;
+                        };
+                    };
+                };
+                /** @description Default Response */
+                403: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            /** @description Stable snake_case result code: ok, validation_error, unauthorized, ... */
+                            code: string;
+                            data: null | ({
+                                errors?: {
+                                    message: string;
+                                    path: string;
+                                }[];
+                                requestId?: string;
+                            } & {
+                                [key: string]: unknown;
+                            });
+                            /** @description Names the field, value or placeholder at fault */
+                            message: string;
+                        };
+                    };
+                };
+                /** @description Default Response */
+                404: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            /** @description Stable snake_case result code: ok, validation_error, unauthorized, ... */
+                            code: string;
+                            data: null | ({
+                                errors?: {
+                                    message: string;
+                                    path: string;
+                                }[];
+                                requestId?: string;
+                            } & {
+                                [key: string]: unknown;
+                            });
+                            /** @description Names the field, value or placeholder at fault */
+                            message: string;
+                        };
+                    };
+                };
+                /** @description Default Response */
+                429: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            /** @description Stable snake_case result code: ok, validation_error, unauthorized, ... */
+                            code: string;
+                            data: null | ({
+                                errors?: {
+                                    message: string;
+                                    path: string;
+                                }[];
+                                requestId?: string;
+                            } & {
+                                [key: string]: unknown;
+                            });
+                            /** @description Names the field, value or placeholder at fault */
+                            message: string;
+                        };
+                    };
+                };
+                /** @description Default Response */
+                500: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            /** @description Stable snake_case result code: ok, validation_error, unauthorized, ... */
+                            code: string;
+                            data: null | ({
+                                errors?: {
+                                    message: string;
+                                    path: string;
+                                }[];
+                                requestId?: string;
+                            } & {
+                                [key: string]: unknown;
+                            });
+                            /** @description Names the field, value or placeholder at fault */
+                            message: string;
+                        };
+                    };
+                };
+            };
+        };
         options?: never;
         head?: never;
         patch?: never;
@@ -10112,6 +10281,11 @@ export interface paths {
                                  * @description Until when the secret replaced by the last rotation still signs alongside the current one
                                  */
                                 previousSecretExpiresAt: string | null;
+                                /**
+                                 * @description The stored signing secret no longer opens (its key left SECRETS_KEY): nothing is sent until the secret is rotated
+                                 * @enum {boolean}
+                                 */
+                                secretUnreadable?: true;
                                 /** Format: date-time */
                                 updatedAt: string;
                                 url: string;
@@ -10311,6 +10485,11 @@ export interface paths {
                                 previousSecretExpiresAt: string | null;
                                 /** @description Signing secret (whsec_ + base64), shown only in this answer; store it JSON-escaped */
                                 secret: string;
+                                /**
+                                 * @description The stored signing secret no longer opens (its key left SECRETS_KEY): nothing is sent until the secret is rotated
+                                 * @enum {boolean}
+                                 */
+                                secretUnreadable?: true;
                                 /** Format: date-time */
                                 updatedAt: string;
                                 url: string;
@@ -10528,6 +10707,11 @@ export interface paths {
                                  * @description Until when the secret replaced by the last rotation still signs alongside the current one
                                  */
                                 previousSecretExpiresAt: string | null;
+                                /**
+                                 * @description The stored signing secret no longer opens (its key left SECRETS_KEY): nothing is sent until the secret is rotated
+                                 * @enum {boolean}
+                                 */
+                                secretUnreadable?: true;
                                 /** Format: date-time */
                                 updatedAt: string;
                                 url: string;
@@ -10893,6 +11077,11 @@ export interface paths {
                                  * @description Until when the secret replaced by the last rotation still signs alongside the current one
                                  */
                                 previousSecretExpiresAt: string | null;
+                                /**
+                                 * @description The stored signing secret no longer opens (its key left SECRETS_KEY): nothing is sent until the secret is rotated
+                                 * @enum {boolean}
+                                 */
+                                secretUnreadable?: true;
                                 /** Format: date-time */
                                 updatedAt: string;
                                 url: string;
@@ -11327,6 +11516,11 @@ export interface paths {
                                 previousSecretExpiresAt: string | null;
                                 /** @description Signing secret (whsec_ + base64), shown only in this answer; store it JSON-escaped */
                                 secret: string;
+                                /**
+                                 * @description The stored signing secret no longer opens (its key left SECRETS_KEY): nothing is sent until the secret is rotated
+                                 * @enum {boolean}
+                                 */
+                                secretUnreadable?: true;
                                 /** Format: date-time */
                                 updatedAt: string;
                                 url: string;
@@ -14473,6 +14667,8 @@ export interface paths {
                                     "4xx": number;
                                     "5xx": number;
                                 };
+                                /** @description Clicks on the tenant's links redirected but not recorded: their client IP was past CLICK_RATE_PER_IP_PER_MINUTE (not counted in the other figures; 0 when apiTokenId is given) */
+                                clicksNotRecorded: number;
                                 /** Format: date-time */
                                 from: string;
                                 /** @description Calls refused with 429 */
@@ -14863,7 +15059,7 @@ export interface paths {
                                 createdAt: string;
                                 id: number;
                                 name: string;
-                                postback: {
+                                postback?: {
                                     conversionTypes: string[];
                                     enabled: boolean;
                                     payoutShare: number | null;
@@ -15071,7 +15267,7 @@ export interface paths {
                                 createdAt: string;
                                 id: number;
                                 name: string;
-                                postback: {
+                                postback?: {
                                     conversionTypes: string[];
                                     enabled: boolean;
                                     payoutShare: number | null;
@@ -15288,7 +15484,7 @@ export interface paths {
                                 createdAt: string;
                                 id: number;
                                 name: string;
-                                postback: {
+                                postback?: {
                                     conversionTypes: string[];
                                     enabled: boolean;
                                     payoutShare: number | null;
@@ -15687,7 +15883,7 @@ export interface paths {
                                 createdAt: string;
                                 id: number;
                                 name: string;
-                                postback: {
+                                postback?: {
                                     conversionTypes: string[];
                                     enabled: boolean;
                                     payoutShare: number | null;
@@ -15909,6 +16105,11 @@ export interface paths {
                                 /** @description The client id only: secrets are never shown */
                                 credentials: {
                                     clientId: string;
+                                    /**
+                                     * @description The stored client secret and refresh token no longer open (their key left SECRETS_KEY): nothing is uploaded until both are entered again
+                                     * @enum {boolean}
+                                     */
+                                    unreadable?: true;
                                 };
                                 enabled: boolean;
                                 loginAccountId: string | null;
@@ -16137,6 +16338,11 @@ export interface paths {
                                 /** @description The client id only: secrets are never shown */
                                 credentials: {
                                     clientId: string;
+                                    /**
+                                     * @description The stored client secret and refresh token no longer open (their key left SECRETS_KEY): nothing is uploaded until both are entered again
+                                     * @enum {boolean}
+                                     */
+                                    unreadable?: true;
                                 };
                                 enabled: boolean;
                                 loginAccountId: string | null;
@@ -16173,6 +16379,11 @@ export interface paths {
                                 /** @description The client id only: secrets are never shown */
                                 credentials: {
                                     clientId: string;
+                                    /**
+                                     * @description The stored client secret and refresh token no longer open (their key left SECRETS_KEY): nothing is uploaded until both are entered again
+                                     * @enum {boolean}
+                                     */
+                                    unreadable?: true;
                                 };
                                 enabled: boolean;
                                 loginAccountId: string | null;
@@ -16257,6 +16468,29 @@ export interface paths {
                 };
                 /** @description Default Response */
                 404: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            /** @description Stable snake_case result code: ok, validation_error, unauthorized, ... */
+                            code: string;
+                            data: null | ({
+                                errors?: {
+                                    message: string;
+                                    path: string;
+                                }[];
+                                requestId?: string;
+                            } & {
+                                [key: string]: unknown;
+                            });
+                            /** @description Names the field, value or placeholder at fault */
+                            message: string;
+                        };
+                    };
+                };
+                /** @description Default Response */
+                409: {
                     headers: {
                         [name: string]: unknown;
                     };
@@ -18069,7 +18303,7 @@ export interface paths {
         };
         /**
          * Click redirect: records the click and answers 302 to the brand link's url
-         * @description Outside /api, no credential. Query: tracker (id or name), gclid, fbclid, msclkid, obclid, pa (parameterA), pb (parameterB), ext (externalClickId), utm_source, utm_medium, utm_campaign, utm_term, utm_content. The brand link's `{clickId}` is replaced by the new click's id. HEAD requests and known bots are redirected but not counted. An unknown link or traffic source answers a 404 page.
+         * @description Outside /api, no credential. Query: tracker (id or name), gclid, fbclid, msclkid, obclid, pa (parameterA), pb (parameterB), ext (externalClickId), utm_source, utm_medium, utm_campaign, utm_term, utm_content. The brand link's `{clickId}` is replaced by the new click's id. HEAD requests and known bots are redirected but not counted, and so are clicks from a client IP past CLICK_RATE_PER_IP_PER_MINUTE. An unknown link or traffic source answers a 404 page.
          */
         get: {
             parameters: {

@@ -1,4 +1,5 @@
 import { Link, Outlet } from "@tanstack/react-router";
+import { api } from "../api/client";
 import { useMe } from "../me";
 import { session } from "../session";
 
@@ -32,6 +33,19 @@ const NAV = [
   },
 ] as const;
 
+/**
+ * Ends the session on the server first (DELETE /api/v1/auth: the token is refused from then on,
+ * on every node), then in this tab; the tab forgets the token even if the server cannot be reached.
+ */
+async function signOut(): Promise<void> {
+  try {
+    await api.DELETE("/api/v1/auth");
+  } catch {
+    // Offline or refused: the token still leaves this tab, and expires on its own.
+  }
+  session.end("signed-out");
+}
+
 export function Layout() {
   const me = useMe();
   return (
@@ -49,7 +63,7 @@ export function Layout() {
               {me.data.name}
             </span>
           )}
-          <button type="button" className="button secondary" onClick={() => session.end("signed-out")}>
+          <button type="button" className="button secondary" onClick={() => void signOut()}>
             Sign out
           </button>
         </div>

@@ -216,8 +216,8 @@ function columnsOf(spec: EntitySpec, can: (permission: string) => boolean, back:
       ),
     });
   }
-  if (spec.key === "traffic-sources") {
-    // A source's postback and Google Ads pages, for whoever may read the catalog.
+  if (spec.key === "traffic-sources" && (can("webhooks.read") || can("webhooks.update"))) {
+    // A source's postback and Google Ads pages, for whoever holds the webhooks' rights, which they take.
     columns.push({
       key: "integrations",
       label: "Integrations",

@@ -5,19 +5,33 @@
 
 export type CsvCell = string | number | null | undefined;
 
-// A spreadsheet runs a text cell that starts with one of these as a formula (CSV injection).
-const FORMULA_START = /^[=+\-@\t\r]/;
+// A spreadsheet runs a text cell that starts with one of these as a formula (CSV injection), the
+// full-width forms too (East Asian input methods type them, and spreadsheets take them as the
+// ASCII ones).
+const FORMULA = "=+\\-@\\t\\r\\uFF1D\\uFF0B\\uFF0D\\uFF20";
+
+// A formula start where a reader may begin a cell: at the start of the text, or after a separator
+// of any locale or a line break inside it (spaces and quotes between). Quoting keeps a cell whole
+// only for a reader that splits on the separator this file uses: one that splits on `;` (where the
+// comma is the decimal mark) reads `a,"x;=1+2"` as `a,"x` and `=1+2"`, so every such start inside
+// the text is neutralised too.
+const FORMULA_START = new RegExp(`(^|[,;\\t\\r\\n])([ "]*)(?=[${FORMULA}])`, "g");
+
+// What makes a reader cut or end a cell in some locale: the comma, the semicolon, the tab, a quote,
+// a line break.
+const NEEDS_QUOTES = /[",;\t\r\n]/;
 
 /**
- * One cell: numbers as they are (a negative amount stays a number), text that a spreadsheet would
- * read as a formula prefixed with an apostrophe, and quoted when it holds a quote, a comma or a
- * line break (quotes doubled).
+ * One cell: numbers as they are (a negative amount stays a number); text with an apostrophe put
+ * before every formula start a spreadsheet could see, and quoted when it holds a separator of any
+ * locale, a quote or a line break (quotes doubled). `x;=1+2` is written `"x;'=1+2"`: one cell where
+ * `,` separates, and no formula where `;` does.
  */
 export function csvCell(value: CsvCell): string {
   if (value === null || value === undefined) return "";
   if (typeof value === "number") return Number.isFinite(value) ? String(value) : "";
-  const text = FORMULA_START.test(value) ? `'${value}` : value;
-  return /[",\r\n]/.test(text) ? `"${text.replace(/"/g, '""')}"` : text;
+  const text = value.replace(FORMULA_START, "$1$2'");
+  return NEEDS_QUOTES.test(text) ? `"${text.replace(/"/g, '""')}"` : text;
 }
 
 /**

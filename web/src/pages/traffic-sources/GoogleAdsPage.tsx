@@ -96,7 +96,7 @@ function GoogleAdsSetting({ id }: { id: number }) {
         <SettingForm key={current?.updatedAt ?? "new"} id={id} record={current} onResult={setResult} />
       ) : (
         <p className="notice warning" role="status">
-          Changing the integration needs the catalog.update permission, which you do not have.
+          Changing the integration needs the webhooks.update permission, which you do not have.
         </p>
       )}
     </>

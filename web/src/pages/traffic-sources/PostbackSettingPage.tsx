@@ -9,7 +9,7 @@ import { ActionResult, type Result } from "../webhooks/parts";
 import { insertToken, type SyntaxId, tokenFor } from "../webhooks/template";
 import { PlaceholderHelp } from "../webhooks/UrlField";
 import { type SourcePatch, sourcesApi, type TrafficSource } from "./api";
-import { EDIT_PERMISSION, SourceFrame } from "./parts";
+import { EDIT_PERMISSION, READ_PERMISSION, SourceFrame } from "./parts";
 import { sourcePostbackRoute } from "./routes";
 import { payoutShareOf, REPORTED_TYPES } from "./search";
 
@@ -65,6 +65,7 @@ function PostbackForm({
   const client = useQueryClient();
   const can = useCan();
   const editable = can(EDIT_PERMISSION);
+  const readable = can(READ_PERMISSION);
   const [draft, setDraft] = useState(() => draftOf(source));
   const [syntax, setSyntax] = useState<SyntaxId>("braces");
   const urlInput = useRef<HTMLInputElement>(null);
@@ -116,7 +117,13 @@ function PostbackForm({
       </p>
       {!editable && (
         <p className="notice warning" role="status">
-          Changing the postback needs the catalog.update permission, which you do not have.
+          Changing the postback needs the webhooks.update permission, which you do not have.
+        </p>
+      )}
+      {!readable && (
+        <p className="notice warning" role="status">
+          Seeing the saved postback needs the webhooks.read permission, which you do not have
+          {editable ? ": saving replaces it." : "."}
         </p>
       )}
       <ActionResult result={result} />
@@ -170,7 +177,7 @@ function PostbackForm({
             )}
           </Field>
           {/* The names come from the webhook API, which needs webhooks.read; the hint names the source's own. */}
-          {editable && can("webhooks.read") && (
+          {editable && readable && (
             <PlaceholderHelp syntax={syntax} onSyntax={setSyntax} onInsert={insert} extra={SOURCE_PLACEHOLDERS} />
           )}
           <fieldset className="choices">

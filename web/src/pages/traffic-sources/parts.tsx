@@ -2,13 +2,20 @@ import { Link } from "@tanstack/react-router";
 import type { ReactNode } from "react";
 import { ErrorState, Loading } from "../../components/states";
 import { formatDateTime } from "../../format";
+import { useCan } from "../../permissions";
 import { CatalogTabs } from "../catalog/CatalogLayout";
 import { StatusBadge } from "../webhooks/parts";
 import { type TrafficSource, useSource } from "./api";
 import "./traffic-sources.css";
 
-/** What changing a source's postback or Google Ads integration, or resending a postback, takes: the catalog's. */
-export const EDIT_PERMISSION = "catalog.update";
+/**
+ * What changing a source's postback or Google Ads integration, or resending a postback, takes:
+ * the outgoing webhooks' right, as they send the same conversion data to a host of the caller's
+ * choosing (docs/traffic-source-postbacks.md). Seeing them (the postback's URL, what was sent,
+ * the uploads) takes READ_PERMISSION.
+ */
+export const EDIT_PERMISSION = "webhooks.update";
+export const READ_PERMISSION = "webhooks.read";
 
 // Only the page itself is the current tab: the Details address is a prefix of the others.
 const EXACT = { exact: true, includeSearch: false } as const;
@@ -26,6 +33,10 @@ const SECTION_TABS = [
 export function SourceTabs({ id, current }: { id: number; current: Section | "details" }) {
   const sourceId = String(id);
   const mark = (section: Section | "details") => (section === current ? "page" : undefined);
+  const can = useCan();
+  // What was sent and uploaded is the webhooks' to read; the postback's setting also whoever may change it.
+  const shown = (tab: (typeof SECTION_TABS)[number]) =>
+    can(READ_PERMISSION) || (tab.section === "postback" && can(EDIT_PERMISSION));
   return (
     <nav className="webhook-tabs source-tabs" aria-label="Traffic source">
       <Link
@@ -36,7 +47,7 @@ export function SourceTabs({ id, current }: { id: number; current: Section | "de
       >
         Details
       </Link>
-      {SECTION_TABS.map((tab) => (
+      {SECTION_TABS.filter(shown).map((tab) => (
         <Link
           key={tab.section}
           to={tab.to}

@@ -116,8 +116,8 @@ export function PlaceholderHelp({
       <p className="small">
         Names are case-insensitive. <code>{tokenFor("dollar", "name")}</code> and{" "}
         <code>{tokenFor("braces", "name")}</code> insert the value URL-encoded, <code>{tokenFor("raw", "name")}</code>{" "}
-        as it is (never in the scheme, user info, host or port). A value a conversion does not have is empty; names in
-        dashed boxes are filled only by Simulate.
+        as it is. No placeholder may stand in the scheme, user info, host or port: write the address out in full. A
+        value a conversion does not have is empty; names in dashed boxes are filled only by Simulate.
       </p>
       <fieldset className="choices">
         <legend>Insert as</legend>
