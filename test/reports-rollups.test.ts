@@ -12,7 +12,7 @@ import {
   ROLLUP_SPANS,
   TAIL_DAYS,
 } from "../src/features/tracking/rollups.js";
-import type { Queryable } from "../src/platform/db/index.js";
+import { type Queryable, statementText } from "../src/platform/db/index.js";
 import { DAY_MS } from "../src/platform/durations.js";
 import { seedTenancy, type Tenancy, type TestApp } from "./helpers/app.js";
 import { clickThrough, createVia, seedCatalog } from "./helpers/catalog.js";
@@ -252,7 +252,7 @@ describe("rollup choice", () => {
     const statements: string[] = [];
     const capturing: Queryable = {
       query: (sql, values) => {
-        statements.push(sql);
+        statements.push(statementText(sql));
         return t.testDb.db.query(sql, values);
       },
       exec: (script) => t.testDb.db.exec(script),

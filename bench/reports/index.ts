@@ -5,7 +5,7 @@ import { createApiToken } from "../../src/features/api-tokens/index.js";
 import { generateTraffic } from "../../src/features/demo/traffic.js";
 import { findReport, foldRollupBlocks } from "../../src/features/reports/index.js";
 import { createTenant } from "../../src/features/tenants/index.js";
-import { type Db, migrate, type Queryable } from "../../src/platform/db/index.js";
+import { type Db, migrate, type Queryable, statementText } from "../../src/platform/db/index.js";
 import { DAY_MS } from "../../src/platform/durations.js";
 import {
   baseUrl,
@@ -342,7 +342,7 @@ async function explain(db: Db, tenantId: string, shape: Shape, now: Date): Promi
   const statements: { sql: string; params: readonly unknown[] }[] = [];
   const capturing: Queryable = {
     query: (sql, params = []) => {
-      statements.push({ sql, params });
+      statements.push({ sql: statementText(sql), params });
       return db.query(sql, params);
     },
     exec: (script) => db.exec(script),

@@ -1,10 +1,39 @@
-import type { Db, Queryable } from "../../platform/db/index.js";
+import { type Db, prepared, type Queryable } from "../../platform/db/index.js";
 import { newId } from "../../platform/ids.js";
 import { COMMISSION_TYPES, type ConversionRecord, type ConversionType } from "../tracking/index.js";
 import { type Snapshot, snapshotsOf } from "./snapshot.js";
 
 /** Channel on which workers hear that new delivery events are due. */
 const CHANNEL = "webhook_events";
+
+const ANNOUNCE = prepared("webhooks.announce", "select pg_notify($1, $2)");
+
+/**
+ * Writes delivery events and wakes every node's workers once the transaction commits (a NOTIFY
+ * per tenant of the events), in one statement: it runs in every recording transaction.
+ */
+const INSERT_EVENTS = prepared(
+  "webhooks.insert-events",
+  `with written as (
+     insert into webhook_events (id, tenant_id, webhook_id, conversion_id, click_id, conversion_type, snapshot, status,
+       next_attempt_at, created_at)
+     select e.id, e.tenant_id, e.webhook_id, e.conversion_id, e.click_id, e.type, e.snapshot::jsonb, e.status, $1, $1
+       from unnest($2::text[], $3::text[], $4::text[], $5::text[], $6::text[], $7::text[], $8::text[], $9::text[])
+            as e (id, tenant_id, webhook_id, conversion_id, click_id, type, snapshot, status)
+     returning tenant_id
+   )
+   select pg_notify($10, t.tenant_id) from (select distinct tenant_id from written) t`,
+);
+
+const CANDIDATES = prepared(
+  "webhooks.candidates",
+  `select w.id, w.tenant_id, w.traffic_source_id, w.status, w.conversion_types, w.attribution_sources,
+            (t.entitlements ->> 'clickWebhooks')::boolean as click_webhooks
+       from outgoing_webhooks w join tenants t on t.id = w.tenant_id
+      where w.tenant_id = any($1::text[]) and w.status <> 'Disabled'
+        and (not $2 or coalesce((t.entitlements ->> 'clickWebhooks')::boolean, false))
+      order by w.created_at, w.id`,
+);
 
 export interface Candidate {
   id: string;
@@ -18,15 +47,7 @@ export interface Candidate {
 
 /** The webhooks of these tenants that could fire (not Disabled), oldest first. */
 export function candidates(tx: Queryable, tenantIds: string[], clickWebhooksOnly = false): Promise<Candidate[]> {
-  return tx.query<Candidate>(
-    `select w.id, w.tenant_id, w.traffic_source_id, w.status, w.conversion_types, w.attribution_sources,
-            (t.entitlements ->> 'clickWebhooks')::boolean as click_webhooks
-       from outgoing_webhooks w join tenants t on t.id = w.tenant_id
-      where w.tenant_id = any($1::text[]) and w.status <> 'Disabled'
-        and (not $2 or coalesce((t.entitlements ->> 'clickWebhooks')::boolean, false))
-      order by w.created_at, w.id`,
-    [tenantIds, clickWebhooksOnly],
-  );
+  return tx.query<Candidate>(CANDIDATES, [tenantIds, clickWebhooksOnly]);
 }
 
 /**
@@ -57,28 +78,21 @@ export interface NewEvent {
   snapshot: Snapshot;
 }
 
-/** Writes delivery events in one statement (Suspended webhooks get Paused ones) and wakes the workers. */
+/** Writes delivery events (Suspended webhooks get Paused ones) and wakes the workers, in one statement. */
 export async function insertEvents(tx: Queryable, events: NewEvent[], now: Date): Promise<void> {
   if (events.length === 0) return;
-  await tx.query(
-    `insert into webhook_events (id, tenant_id, webhook_id, conversion_id, click_id, conversion_type, snapshot, status,
-       next_attempt_at, created_at)
-     select e.id, e.tenant_id, e.webhook_id, e.conversion_id, e.click_id, e.type, e.snapshot::jsonb, e.status, $1, $1
-       from unnest($2::text[], $3::text[], $4::text[], $5::text[], $6::text[], $7::text[], $8::text[], $9::text[])
-            as e (id, tenant_id, webhook_id, conversion_id, click_id, type, snapshot, status)`,
-    [
-      now,
-      events.map(() => newId("evt")),
-      events.map((e) => e.tenantId),
-      events.map((e) => e.webhook.id),
-      events.map((e) => e.conversionId),
-      events.map((e) => e.clickId),
-      events.map((e) => e.type),
-      events.map((e) => JSON.stringify(e.snapshot)),
-      events.map((e) => (e.webhook.status === "Enabled" ? "Queued" : "Paused")),
-    ],
-  );
-  for (const tenantId of new Set(events.map((e) => e.tenantId))) await announceEvents(tx, tenantId);
+  await tx.query(INSERT_EVENTS, [
+    now,
+    events.map(() => newId("evt")),
+    events.map((e) => e.tenantId),
+    events.map((e) => e.webhook.id),
+    events.map((e) => e.conversionId),
+    events.map((e) => e.clickId),
+    events.map((e) => e.type),
+    events.map((e) => JSON.stringify(e.snapshot)),
+    events.map((e) => (e.webhook.status === "Enabled" ? "Queued" : "Paused")),
+    CHANNEL,
+  ]);
 }
 
 /**
@@ -126,7 +140,7 @@ export async function fanOut(
 
 /** Wakes every node's workers once the caller's transaction commits: they claim due events at once. */
 export async function announceEvents(tx: Queryable, tenantId: string): Promise<void> {
-  await tx.query("select pg_notify($1, $2)", [CHANNEL, tenantId]);
+  await tx.query(ANNOUNCE, [CHANNEL, tenantId]);
 }
 
 /** Calls `onEvents` whenever any node records new delivery events. */

@@ -39,6 +39,8 @@ export class DeliveryWorker {
   private readonly claimer: FairClaimer<Claimed>;
   private stopListening: (() => Promise<void>) | null = null;
   private readonly written: BatchWriter<Outcome>;
+  /** Claims, allowance counts and outcomes: several commits per delivery, none an answer waits for. */
+  private readonly db: Db;
 
   constructor(
     private readonly deps: {
@@ -49,8 +51,9 @@ export class DeliveryWorker {
       share?: { perTenant: number; perDestination: number };
     },
   ) {
+    this.db = deps.db.withoutFlushWait();
     this.written = new BatchWriter(
-      (outcomes) => recordOutcomes(deps.db, outcomes),
+      (outcomes) => recordOutcomes(this.db, outcomes),
       // Unwritten, the events' leases run out and they are attempted again: at least once.
       (error, count) => deps.log.error({ err: error, outcomes: count }, "writing webhook outcomes failed"),
     );
@@ -86,7 +89,8 @@ export class DeliveryWorker {
     limit: number,
     share?: FairShare,
   ): Promise<{ token: string; claimed: number; ready: ClaimedEvent[] }> {
-    const { db, clock } = this.deps;
+    const { db } = this;
+    const { clock } = this.deps;
     const { token, events } = await claimDue(db, clock.now(), limit, this.leaseMs, share);
     if (events.length === 0) return { token, claimed: 0, ready: [] };
     const sendable = await screen(db, events, token, clock.now());
@@ -101,7 +105,7 @@ export class DeliveryWorker {
   async tick(): Promise<number> {
     const { token, claimed, ready } = await this.claim(BATCH);
     const outcomes = await Promise.all(ready.map((event) => this.attempt(event, token)));
-    await recordOutcomes(this.deps.db, outcomes);
+    await recordOutcomes(this.db, outcomes);
     return claimed;
   }
 

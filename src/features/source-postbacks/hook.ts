@@ -1,9 +1,28 @@
-import type { Queryable } from "../../platform/db/index.js";
+import { prepared, type Queryable } from "../../platform/db/index.js";
 import { newId } from "../../platform/ids.js";
 import { snapshotsOf } from "../outgoing-webhooks/snapshot.js";
 import { COMMISSION_TYPES, type ConversionRecord } from "../tracking/index.js";
 import { announcePostbacks } from "./queue.js";
 import type { Postback } from "./schemas.js";
+
+const CANDIDATES = prepared(
+  "source-postbacks.candidates",
+  `select c.id as conversion_id, k.source_click_id, s.postback
+       from unnest($2::text[], $3::text[], $4::bigint[]) as c (id, click_id, source_id)
+       join traffic_sources s on s.tenant_id = $1 and s.id = c.source_id
+       join clicks k on k.tenant_id = $1 and k.id = c.click_id and k.traffic_source_id = c.source_id
+      where s.postback is not null and (s.postback ->> 'enabled')::boolean and k.source_click_id is not null`,
+);
+
+const INSERT_POSTBACKS = prepared(
+  "source-postbacks.insert",
+  `insert into source_postbacks (id, tenant_id, traffic_source_id, conversion_id, click_id, conversion_type, snapshot,
+       external_id, payout, status, next_attempt_at, created_at)
+     select p.id, $1, p.source_id, p.conversion_id, p.click_id, p.type, p.snapshot::jsonb, p.external_id, p.payout,
+            'Queued', $2, $2
+       from unnest($3::text[], $4::bigint[], $5::text[], $6::text[], $7::text[], $8::text[], $9::text[], $10::numeric[])
+            as p (id, source_id, conversion_id, click_id, type, snapshot, external_id, payout)`,
+);
 
 interface Candidate {
   conversion_id: string;
@@ -39,14 +58,12 @@ export async function queuePostbacks(
       !COMMISSION_TYPES.has(c.type),
   );
   if (eligible.length === 0) return 0;
-  const candidates = await tx.query<Candidate>(
-    `select c.id as conversion_id, k.source_click_id, s.postback
-       from unnest($2::text[], $3::text[], $4::bigint[]) as c (id, click_id, source_id)
-       join traffic_sources s on s.tenant_id = $1 and s.id = c.source_id
-       join clicks k on k.tenant_id = $1 and k.id = c.click_id and k.traffic_source_id = c.source_id
-      where s.postback is not null and (s.postback ->> 'enabled')::boolean and k.source_click_id is not null`,
-    [tenantId, eligible.map((c) => c.id), eligible.map((c) => c.clickId), eligible.map((c) => c.trafficSourceId)],
-  );
+  const candidates = await tx.query<Candidate>(CANDIDATES, [
+    tenantId,
+    eligible.map((c) => c.id),
+    eligible.map((c) => c.clickId),
+    eligible.map((c) => c.trafficSourceId),
+  ]);
   if (candidates.length === 0) return 0;
   const byId = new Map(eligible.map((c) => [c.id, c]));
   const firing = candidates.flatMap((candidate) => {
@@ -61,26 +78,18 @@ export async function queuePostbacks(
     tenantId,
     firing.map((f) => f.conversion),
   );
-  await tx.query(
-    `insert into source_postbacks (id, tenant_id, traffic_source_id, conversion_id, click_id, conversion_type, snapshot,
-       external_id, payout, status, next_attempt_at, created_at)
-     select p.id, $1, p.source_id, p.conversion_id, p.click_id, p.type, p.snapshot::jsonb, p.external_id, p.payout,
-            'Queued', $2, $2
-       from unnest($3::text[], $4::bigint[], $5::text[], $6::text[], $7::text[], $8::text[], $9::text[], $10::numeric[])
-            as p (id, source_id, conversion_id, click_id, type, snapshot, external_id, payout)`,
-    [
-      tenantId,
-      now,
-      firing.map(() => newId("tsp")),
-      firing.map((f) => f.conversion.trafficSourceId),
-      firing.map((f) => f.conversion.id),
-      firing.map((f) => f.conversion.clickId),
-      firing.map((f) => f.conversion.type),
-      firing.map((f) => JSON.stringify(snapshots.get(f.conversion.id))),
-      firing.map((f) => f.candidate.source_click_id),
-      firing.map((f) => payoutOf(f.conversion.value, f.candidate.postback.payoutShare)),
-    ],
-  );
+  await tx.query(INSERT_POSTBACKS, [
+    tenantId,
+    now,
+    firing.map(() => newId("tsp")),
+    firing.map((f) => f.conversion.trafficSourceId),
+    firing.map((f) => f.conversion.id),
+    firing.map((f) => f.conversion.clickId),
+    firing.map((f) => f.conversion.type),
+    firing.map((f) => JSON.stringify(snapshots.get(f.conversion.id))),
+    firing.map((f) => f.candidate.source_click_id),
+    firing.map((f) => payoutOf(f.conversion.value, f.candidate.postback.payoutShare)),
+  ]);
   await announcePostbacks(tx, tenantId);
   return firing.length;
 }

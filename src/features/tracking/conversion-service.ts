@@ -1,9 +1,49 @@
-import type { Queryable } from "../../platform/db/index.js";
+import { prepared, type Queryable } from "../../platform/db/index.js";
 import { Conditions, selectPage } from "../../platform/db/paging.js";
 import { newId } from "../../platform/ids.js";
 import type { ValidConversion } from "./conversion-input.js";
 import { type AttributionSource, attributionSourceOf, type ConversionType } from "./conversion-types.js";
 import { RollupBatch } from "./rollups.js";
+
+const DEFAULT_CURRENCY = prepared("conversions.default-currency", "select default_currency from tenants where id = $1");
+
+const LOAD_CLICKS = prepared(
+  "conversions.clicks",
+  `select id, account_id, brand_id, program_id, link_id, traffic_source_id, tracker_id, country,
+            gclid, fbclid, msclkid, obclid
+       from clicks where tenant_id = $1 and id = any($2::text[])`,
+);
+
+/**
+ * A conversion row's columns, named rather than `*`: a prepared statement's result may not change
+ * shape, so a column added by a newer node's migration must not reach an older node's statements.
+ */
+const COLUMNS = `id, type, event_name, value, currency, click_id, external_id, attributed, attribution_source,
+  account_id, brand_id, program_id, link_id, traffic_source_id, tracker_id, occurred_at, recorded_at`;
+
+const INSERT_CONVERSIONS = prepared(
+  "conversions.insert",
+  `insert into conversions (id, tenant_id, type, event_name, value, currency, click_id, external_id, attributed,
+       attribution_source, account_id, brand_id, program_id, link_id, traffic_source_id, tracker_id, country,
+       occurred_at, recorded_at)
+     select c.id, $1, c.type, c.event_name, c.value, c.currency, c.click_id, c.external_id, c.attributed,
+            c.attribution_source, c.account_id, c.brand_id, c.program_id, c.link_id, c.traffic_source_id,
+            c.tracker_id, c.country, c.occurred_at, $2
+       from unnest($3::text[], $4::text[], $5::text[], $6::numeric[], $7::text[], $8::text[], $9::text[],
+                   $10::boolean[], $11::text[], $12::bigint[], $13::bigint[], $14::bigint[], $15::bigint[],
+                   $16::bigint[], $17::bigint[], $18::text[], $19::timestamptz[])
+            with ordinality as c (id, type, event_name, value, currency, click_id, external_id, attributed,
+                                  attribution_source, account_id, brand_id, program_id, link_id, traffic_source_id,
+                                  tracker_id, country, occurred_at, n)
+      order by c.n
+     on conflict (tenant_id, external_id) where external_id is not null do nothing
+     returning ${COLUMNS}`,
+);
+
+const FIRST_RECORDS = prepared(
+  "conversions.first-records",
+  `select ${COLUMNS} from conversions where tenant_id = $1 and external_id = any($2::text[])`,
+);
 
 export interface ConversionRecord {
   id: string;
@@ -97,20 +137,13 @@ function toRecord(row: ConversionRow): ConversionRecord {
 }
 
 async function tenantDefaultCurrency(db: Queryable, tenantId: string): Promise<string> {
-  const [row] = await db.query<{ default_currency: string }>("select default_currency from tenants where id = $1", [
-    tenantId,
-  ]);
+  const [row] = await db.query<{ default_currency: string }>(DEFAULT_CURRENCY, [tenantId]);
   return row?.default_currency ?? "USD";
 }
 
 async function loadClicks(db: Queryable, tenantId: string, clickIds: string[]): Promise<Map<string, ClickRow>> {
   if (clickIds.length === 0) return new Map();
-  const rows = await db.query<ClickRow>(
-    `select id, account_id, brand_id, program_id, link_id, traffic_source_id, tracker_id, country,
-            gclid, fbclid, msclkid, obclid
-       from clicks where tenant_id = $1 and id = any($2::text[])`,
-    [tenantId, clickIds],
-  );
+  const rows = await db.query<ClickRow>(LOAD_CLICKS, [tenantId, clickIds]);
   return new Map(rows.map((row) => [row.id, row]));
 }
 
@@ -128,44 +161,27 @@ function insertConversions(
   now: Date,
 ): Promise<ConversionRow[]> {
   const col = <T>(pick: (row: (typeof rows)[number]) => T) => rows.map(pick);
-  return tx.query<ConversionRow>(
-    `insert into conversions (id, tenant_id, type, event_name, value, currency, click_id, external_id, attributed,
-       attribution_source, account_id, brand_id, program_id, link_id, traffic_source_id, tracker_id, country,
-       occurred_at, recorded_at)
-     select c.id, $1, c.type, c.event_name, c.value, c.currency, c.click_id, c.external_id, c.attributed,
-            c.attribution_source, c.account_id, c.brand_id, c.program_id, c.link_id, c.traffic_source_id,
-            c.tracker_id, c.country, c.occurred_at, $2
-       from unnest($3::text[], $4::text[], $5::text[], $6::numeric[], $7::text[], $8::text[], $9::text[],
-                   $10::boolean[], $11::text[], $12::bigint[], $13::bigint[], $14::bigint[], $15::bigint[],
-                   $16::bigint[], $17::bigint[], $18::text[], $19::timestamptz[])
-            with ordinality as c (id, type, event_name, value, currency, click_id, external_id, attributed,
-                                  attribution_source, account_id, brand_id, program_id, link_id, traffic_source_id,
-                                  tracker_id, country, occurred_at, n)
-      order by c.n
-     on conflict (tenant_id, external_id) where external_id is not null do nothing
-     returning *`,
-    [
-      tenantId,
-      now,
-      col((r) => r.id),
-      col((r) => r.item.type),
-      col((r) => r.item.eventName),
-      col((r) => r.item.value),
-      col((r) => r.currency),
-      col((r) => r.item.clickId),
-      col((r) => r.item.externalId),
-      col((r) => r.click !== null),
-      col((r) => attributionSourceOf(r.click)),
-      col((r) => r.click?.account_id ?? null),
-      col((r) => r.click?.brand_id ?? null),
-      col((r) => r.click?.program_id ?? null),
-      col((r) => r.click?.link_id ?? null),
-      col((r) => r.click?.traffic_source_id ?? null),
-      col((r) => r.click?.tracker_id ?? null),
-      col((r) => r.click?.country ?? null),
-      col((r) => r.item.occurredAt.toISOString()),
-    ],
-  );
+  return tx.query<ConversionRow>(INSERT_CONVERSIONS, [
+    tenantId,
+    now,
+    col((r) => r.id),
+    col((r) => r.item.type),
+    col((r) => r.item.eventName),
+    col((r) => r.item.value),
+    col((r) => r.currency),
+    col((r) => r.item.clickId),
+    col((r) => r.item.externalId),
+    col((r) => r.click !== null),
+    col((r) => attributionSourceOf(r.click)),
+    col((r) => r.click?.account_id ?? null),
+    col((r) => r.click?.brand_id ?? null),
+    col((r) => r.click?.program_id ?? null),
+    col((r) => r.click?.link_id ?? null),
+    col((r) => r.click?.traffic_source_id ?? null),
+    col((r) => r.click?.tracker_id ?? null),
+    col((r) => r.click?.country ?? null),
+    col((r) => r.item.occurredAt.toISOString()),
+  ]);
 }
 
 /** The first records of these externalIds, by externalId. */
@@ -175,10 +191,7 @@ async function firstRecords(
   externalIds: string[],
 ): Promise<Map<string, ConversionRow>> {
   if (externalIds.length === 0) return new Map();
-  const rows = await tx.query<ConversionRow>(
-    "select * from conversions where tenant_id = $1 and external_id = any($2::text[])",
-    [tenantId, externalIds],
-  );
+  const rows = await tx.query<ConversionRow>(FIRST_RECORDS, [tenantId, externalIds]);
   return new Map(rows.map((row) => [row.external_id ?? "", row]));
 }
 

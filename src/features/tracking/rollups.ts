@@ -1,4 +1,4 @@
-import type { Queryable } from "../../platform/db/index.js";
+import { prepared, type Queryable } from "../../platform/db/index.js";
 import type { ConversionType } from "./conversion-types.js";
 
 /** The dimensions of one daily rollup row; 0 and '' stand for "none". */
@@ -157,8 +157,11 @@ export function coarseRollupCtes(source: string, measures: readonly string[], af
 export const LAST_COARSE_CTE = "coarse_late";
 
 // One statement for the whole batch: rows are merged into their day's totals, never replaced;
-// daily_rollups first, then the coarser rollups, each in key order.
-const UPSERT = `with input as (
+// daily_rollups first, then the coarser rollups, each in key order. Prepared: every conversion's
+// transaction and every click flush runs it.
+const UPSERT = prepared(
+  "rollups.upsert",
+  `with input as (
   select * from unnest(${ARRAY_TYPES.map((type, i) => `$${i + 1}::${type}`).join(", ")}) as r (${ALL_COLUMNS.join(", ")})
 ),
 daily as (
@@ -170,7 +173,8 @@ daily as (
   returning 1
 ),
 ${coarseRollupCtes("input", [...COUNT_COLUMNS, ...AMOUNT_COLUMNS], "daily")}
-select count(*)::int as n from ${LAST_COARSE_CTE}`;
+select count(*)::int as n from ${LAST_COARSE_CTE}`,
+);
 
 /** Counts to add to one rollup row. Amounts are decimal strings (numeric, never float). */
 export interface RollupDelta {

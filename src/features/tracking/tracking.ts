@@ -1,7 +1,7 @@
 import type { FastifyBaseLogger } from "fastify";
 import { Counter, Gauge, type Registry } from "prom-client";
 import type { Clock } from "../../platform/clock.js";
-import type { Db } from "../../platform/db/index.js";
+import { type Db, prepared } from "../../platform/db/index.js";
 import { idTime } from "../../platform/ids.js";
 import { IpCounters } from "../../platform/ip-counters.js";
 import { TrackingCache } from "./cache.js";
@@ -9,6 +9,8 @@ import { ClickBuffer, type ClickBufferOptions, type ClickHook } from "./click-bu
 import type { ValidConversion } from "./conversion-input.js";
 import type { ConversionHook, RecordedConversion } from "./conversion-service.js";
 import { ConversionWriter } from "./conversion-writer.js";
+
+const CLICKS_WRITTEN = prepared("tracking.clicks-written", "select id from clicks where id = any($1::text[])");
 
 // A click made on another node a moment ago may still sit in that node's buffer: wait up to this
 // long for it before recording a conversion (or page view) as not belonging to a known click.
@@ -98,7 +100,7 @@ export class Tracking {
     let waiting = clickIds.filter((id) => this.isRecent(id));
     while (waiting.length > 0 && Date.now() < deadline) {
       // Any tenant's: a click of another tenant is there already, and waiting would not change that.
-      const found = await this.db.query<{ id: string }>("select id from clicks where id = any($1::text[])", [waiting]);
+      const found = await this.db.query<{ id: string }>(CLICKS_WRITTEN, [waiting]);
       const known = new Set(found.map((r) => r.id));
       waiting = waiting.filter((id) => !known.has(id));
       if (waiting.length > 0) await new Promise((resolve) => setTimeout(resolve, WAIT_STEP_MS));

@@ -7,6 +7,7 @@ import { DEFAULT_STATEMENT_TIMEOUT_MS } from "./statement-timeout.js";
 import type { Db } from "./types.js";
 
 export { migrate } from "./migrate.js";
+export { prepared, statementText } from "./prepared.js";
 export type { Db, Queryable } from "./types.js";
 
 /**

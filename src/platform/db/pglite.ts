@@ -6,6 +6,7 @@ import { PGlite } from "@electric-sql/pglite";
 import { pg_trgm } from "@electric-sql/pglite/contrib/pg_trgm";
 import { lockDirectory } from "../dir-lock.js";
 import type { ErrorFields, Reply, RequestBody, WorkerOptions } from "./pglite-protocol.js";
+import { type Statement, statementText } from "./prepared.js";
 import type { Db, Queryable } from "./types.js";
 
 interface PgliteOptions {
@@ -301,8 +302,8 @@ class WorkerClient {
 function queryable(client: WorkerClient, tx?: number): Queryable {
   const where = tx === undefined ? {} : { tx };
   return {
-    query<T extends object>(text: string, params: readonly unknown[] = []) {
-      return client.request<T[]>({ op: "query", text, params: [...params], ...where });
+    query<T extends object>(statement: Statement, params: readonly unknown[] = []) {
+      return client.request<T[]>({ op: "query", text: statementText(statement), params: [...params], ...where });
     },
     async exec(script) {
       await client.request({ op: "exec", script, ...where });
@@ -364,6 +365,10 @@ export async function openPglite(options: PgliteOptions = {}): Promise<Db> {
     // No statement timeout to lift: PGlite runs each statement to its end on its thread, where
     // no timer can interrupt it (it accepts statement_timeout and ignores it; docs/limits.md).
     unbounded(this: Db) {
+      return this;
+    },
+    // One process, one connection: there are no other commits for these to queue behind.
+    withoutFlushWait(this: Db) {
       return this;
     },
   };

@@ -1,4 +1,5 @@
 import pg from "pg";
+import type { Statement } from "./prepared.js";
 import { timeoutError } from "./statement-timeout.js";
 import type { Db, Queryable } from "./types.js";
 
@@ -90,9 +91,12 @@ pg.types.setTypeParser(pg.types.builtins.TIMESTAMPTZ, parseTimestamptz);
 /** Runs the statements of one connection, a request's timeout turned into its 503. */
 function queryable(client: pg.PoolClient, timeoutMs: number): Queryable {
   return {
-    async query<T extends object>(text: string, params: readonly unknown[] = []) {
+    async query<T extends object>(statement: Statement, params: readonly unknown[] = []) {
       try {
-        const result = await client.query<T>(text, params as unknown[]);
+        const values = params as unknown[];
+        const result = await (typeof statement === "string"
+          ? client.query<T>(statement, values)
+          : client.query<T>({ name: statement.name, text: statement.text, values }));
         return result.rows;
       } catch (error) {
         throw timeoutError(error, timeoutMs);
@@ -108,17 +112,27 @@ function queryable(client: pg.PoolClient, timeoutMs: number): Queryable {
   };
 }
 
-/**
- * The statement timeout of each connection as last set: every connection opens with the
- * statement timeout (options below), and one is switched by a `set` only when it is lent to the
- * other kind of work (a job's, unbounded, or any other), so rarely: a job runs hourly.
- */
-const timeouts = new WeakMap<pg.PoolClient, number>();
+/** What a connection is lent for: its statement timeout (0: none), and whether commits wait for the WAL flush. */
+interface Session {
+  timeoutMs: number;
+  syncCommit: boolean;
+}
 
-async function withTimeout(client: pg.PoolClient, timeoutMs: number, opened: number): Promise<void> {
-  if ((timeouts.get(client) ?? opened) === timeoutMs) return;
-  await client.query(`set statement_timeout = ${Math.trunc(timeoutMs)}`);
-  timeouts.set(client, timeoutMs);
+/**
+ * The session of each connection as last set: every connection opens with the statement timeout
+ * and synchronous commits (options below), and one is switched by a `set` only when it is lent
+ * to another kind of work (a job's, unbounded; delivery bookkeeping, with commits that do not
+ * wait), then back.
+ */
+const sessions = new WeakMap<pg.PoolClient, Session>();
+
+async function withSession(client: pg.PoolClient, wanted: Session, opened: Session): Promise<void> {
+  const current = sessions.get(client) ?? opened;
+  if (current.timeoutMs === wanted.timeoutMs && current.syncCommit === wanted.syncCommit) return;
+  await client.query(
+    `set statement_timeout = ${Math.trunc(wanted.timeoutMs)}; set synchronous_commit = ${wanted.syncCommit ? "on" : "off"}`,
+  );
+  sessions.set(client, wanted);
 }
 
 const RECONNECT_MS = 1000;
@@ -199,7 +213,10 @@ export function openPostgres(options: PostgresOptions): Db {
     // starting them and gathering their rows cost more than they save on a query of a few hundred
     // thousand rows, and the requests running at once already share the cores (measured: a
     // 30-day account x source report at 10M clicks, 400 ms with 2 workers, 222 ms without).
-    options: `-c jit=off -c max_parallel_workers_per_gather=0 -c statement_timeout=${statementTimeoutMs}${options.schema === undefined ? "" : ` -c search_path=${options.schema},public`}`,
+    // The prepared statements (prepared.ts; a report's are never prepared) are planned once per
+    // connection: left to choose, PostgreSQL re-plans one whose generic plan it cannot cost
+    // (arrays of unknown length) at every call, which for the webhook snapshot's joins took 3-6 ms.
+    options: `-c jit=off -c max_parallel_workers_per_gather=0 -c plan_cache_mode=force_generic_plan -c statement_timeout=${statementTimeoutMs}${options.schema === undefined ? "" : ` -c search_path=${options.schema},public`}`,
   });
   let closed = false;
   const listeners = new Listeners(options);
@@ -211,7 +228,7 @@ export function openPostgres(options: PostgresOptions): Db {
    * one that fails while lent never crashes the process.
    */
   async function lend<T>(
-    timeoutMs: number,
+    session: Session,
     closeOnError: boolean,
     fn: (tx: Queryable, client: pg.PoolClient) => Promise<T>,
   ): Promise<T> {
@@ -222,8 +239,8 @@ export function openPostgres(options: PostgresOptions): Db {
     };
     client.on("error", onError);
     try {
-      await withTimeout(client, timeoutMs, statementTimeoutMs);
-      return await fn(queryable(client, timeoutMs), client);
+      await withSession(client, session, opened);
+      return await fn(queryable(client, session.timeoutMs), client);
     } catch (error) {
       if (closeOnError) broken ??= error instanceof Error ? error : new Error(String(error));
       throw error;
@@ -232,13 +249,14 @@ export function openPostgres(options: PostgresOptions): Db {
       client.release(broken);
     }
   }
-  /** The database, its statements under `timeoutMs` (0: none). */
-  const withStatementTimeout = (timeoutMs: number): Db => ({
+  const opened: Session = { timeoutMs: statementTimeoutMs, syncCommit: true };
+  /** The database, its statements under `session`. */
+  const view = (session: Session): Db => ({
     kind: "postgres",
     poolSize,
-    query: (text, params) => lend(timeoutMs, true, (tx) => tx.query(text, params)),
+    query: (text, params) => lend(session, true, (tx) => tx.query(text, params)),
     async transaction(fn) {
-      return lend(timeoutMs, false, async (tx, client) => {
+      return lend(session, false, async (tx, client) => {
         await client.query("begin");
         try {
           const result = await fn(tx);
@@ -250,7 +268,7 @@ export function openPostgres(options: PostgresOptions): Db {
         }
       });
     },
-    exec: (script) => lend(timeoutMs, true, (tx) => tx.exec(script)),
+    exec: (script) => lend(session, true, (tx) => tx.exec(script)),
     listen: (channel, onMessage) => listeners.add(channel, onMessage),
     async close() {
       if (closed) return;
@@ -262,7 +280,9 @@ export function openPostgres(options: PostgresOptions): Db {
       return closed;
     },
     unbounded: () => unbounded,
+    withoutFlushWait: () => relaxed,
   });
-  const unbounded = withStatementTimeout(0);
-  return withStatementTimeout(statementTimeoutMs);
+  const unbounded = view({ timeoutMs: 0, syncCommit: true });
+  const relaxed = view({ timeoutMs: statementTimeoutMs, syncCommit: false });
+  return view(opened);
 }

@@ -1,6 +1,8 @@
+import type { Statement } from "./prepared.js";
+
 /** The narrow surface every feature uses; both adapters implement it. */
 export interface Queryable {
-  query<T extends object = Record<string, unknown>>(text: string, params?: readonly unknown[]): Promise<T[]>;
+  query<T extends object = Record<string, unknown>>(statement: Statement, params?: readonly unknown[]): Promise<T[]>;
   /** Runs a multi-statement script without parameters (migrations). */
   exec(script: string): Promise<void>;
 }
@@ -34,4 +36,14 @@ export interface Db extends Queryable {
    * statements may rightly take longer than a request's should.
    */
   unbounded(): Db;
+  /**
+   * The same database, its commits answered before the WAL reaches the disk (PostgreSQL's
+   * `synchronous_commit = off`): for the delivery workers' bookkeeping (claims, allowance counts,
+   * attempts), which runs several commits per delivery and whose flushes would otherwise queue
+   * with those of the conversions being answered. A crash of the service loses nothing (the
+   * database has the commits); a crash of the database server may lose its last fraction of a
+   * second of them, which can at worst send a delivery once more (its claim or its attempt
+   * forgotten) or count it once less. Never for what an answer promises is stored.
+   */
+  withoutFlushWait(): Db;
 }
