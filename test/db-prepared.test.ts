@@ -1,5 +1,5 @@
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { prepared } from "../src/platform/db/index.js";
+import { prepared, type Queryable } from "../src/platform/db/index.js";
 import { openTestDb, type TestDb } from "./helpers/db.js";
 
 // The hot paths' statements are prepared once per connection (platform/db/prepared.ts), and the
@@ -8,6 +8,7 @@ import { openTestDb, type TestDb } from "./helpers/db.js";
 // run the text as it is.
 
 const NAMED = prepared("test.named-sum", "select $1::int + $2::int as sum");
+const COUNTED = prepared("test.array-count", "select cardinality($1::int[]) as n");
 
 describe("prepared statements and commits without the flush wait", () => {
   let testDb: TestDb;
@@ -29,6 +30,18 @@ describe("prepared statements and commits without the flush wait", () => {
       );
     });
     if (testDb.kind === "postgres") expect(listed).toEqual([{ name: NAMED.name, calls: 3 }]);
+  });
+
+  it("runs a prepared statement as a plain one when an array parameter is long (a large batch)", async () => {
+    const preparedNow = (tx: Queryable) =>
+      tx.query<{ name: string }>("select name from pg_prepared_statements where name = $1", [COUNTED.name]);
+    await testDb.db.transaction(async (tx) => {
+      const long = Array.from({ length: 500 }, (_, i) => i);
+      expect(await tx.query(COUNTED, [long])).toEqual([{ n: 500 }]);
+      if (testDb.kind === "postgres") expect(await preparedNow(tx)).toEqual([]);
+      expect(await tx.query(COUNTED, [[1, 2, 3]])).toEqual([{ n: 3 }]);
+      if (testDb.kind === "postgres") expect(await preparedNow(tx)).toEqual([{ name: COUNTED.name }]);
+    });
   });
 
   it("refuses a second statement under a name already taken by another text", () => {

@@ -2,37 +2,33 @@ import { prepared, type Queryable } from "../../platform/db/index.js";
 import type { ConversionRecord } from "../tracking/index.js";
 import type { PlaceholderValues } from "./placeholders.js";
 
-/**
- * The clicks, catalog names and page views of conversions, one row each, in one statement (it
- * runs in every recording transaction). Page views: those of an attributed conversion's click up
- * to the conversion's time, oldest first, at most $12 of them, as a JSON array.
- */
-const SNAPSHOT_ROWS = prepared(
-  "webhooks.snapshot-rows",
+const CLICK_ROWS = prepared(
+  "webhooks.snapshot-clicks",
   `select c.id as conversion_id, k.at as click_at, k.user_agent, k.gclid, k.fbclid, k.msclkid, k.obclid,
             k.parameter_a, k.parameter_b, k.external_click_id, k.country,
             a.name as account_name, b.name as brand_name, p.name as program_name, s.name as source_name,
-            l.name as link_name, tr.name as tracker_name, v.page_views
+            l.name as link_name, tr.name as tracker_name
        from unnest($2::text[], $3::text[], $4::bigint[], $5::bigint[], $6::bigint[], $7::bigint[], $8::bigint[],
-                   $9::bigint[], $10::boolean[], $11::timestamptz[])
-            as c (id, click_id, account_id, brand_id, program_id, traffic_source_id, link_id, tracker_id,
-                  attributed, until)
+                   $9::bigint[])
+            as c (id, click_id, account_id, brand_id, program_id, traffic_source_id, link_id, tracker_id)
        left join clicks k on k.tenant_id = $1 and k.id = c.click_id
        left join accounts a on a.id = c.account_id
        left join brands b on b.id = c.brand_id
        left join programs p on p.id = c.program_id
        left join traffic_sources s on s.id = c.traffic_source_id
        left join links l on l.id = c.link_id
-       left join trackers tr on tr.id = c.tracker_id
-       left join lateral (
-         select json_agg(json_build_object('url', w.url, 'title', w.title, 'referrer', w.referrer, 'at', w.at)
-                         order by w.at, w.id) as page_views
-           from (select pv.id, pv.url, pv.title, pv.referrer, pv.at
-                   from page_views pv
-                  where c.attributed and pv.tenant_id = $1 and pv.click_id = c.click_id and pv.at <= c.until
-                  order by pv.at, pv.id
-                  limit $12) w
-       ) v on true`,
+       left join trackers tr on tr.id = c.tracker_id`,
+);
+
+const PAGE_VIEWS = prepared(
+  "webhooks.snapshot-page-views",
+  `select v.conversion_id, v.url, v.title, v.referrer, v.at
+       from (select c.id as conversion_id, p.id, p.url, p.title, p.referrer, p.at,
+                    row_number() over (partition by c.id order by p.at, p.id) as n
+               from unnest($2::text[], $3::text[], $4::timestamptz[]) as c (id, click_id, until)
+               join page_views p on p.click_id = c.click_id and p.tenant_id = $1 and p.at <= c.until) v
+      where v.n <= $5
+      order by v.conversion_id, v.at, v.id`,
 );
 
 interface Named {
@@ -98,8 +94,14 @@ interface Row {
   source_name: string | null;
   link_name: string | null;
   tracker_name: string | null;
-  /** Null when there are none; `at` as PostgreSQL writes a timestamptz in JSON. */
-  page_views: { url: string; title: string | null; referrer: string | null; at: string }[] | null;
+}
+
+interface PageViewRow {
+  conversion_id: string;
+  url: string;
+  title: string | null;
+  referrer: string | null;
+  at: Date;
 }
 
 /** The most page views a snapshot carries, as the conversion's own page (pageViewsFor) shows. */
@@ -107,8 +109,9 @@ const PAGE_VIEWS_PER_SNAPSHOT = 500;
 
 const named = (id: number | null, name: string | null): Named | null => (id === null ? null : { id, name });
 
-function snapshotRows(db: Queryable, tenantId: string, conversions: readonly ConversionRecord[]): Promise<Row[]> {
-  return db.query<Row>(SNAPSHOT_ROWS, [
+/** The clicks and catalog names of conversions, one row each, in one statement. */
+function clickRows(db: Queryable, tenantId: string, conversions: readonly ConversionRecord[]): Promise<Row[]> {
+  return db.query<Row>(CLICK_ROWS, [
     tenantId,
     conversions.map((c) => c.id),
     conversions.map((c) => c.clickId),
@@ -118,15 +121,39 @@ function snapshotRows(db: Queryable, tenantId: string, conversions: readonly Con
     conversions.map((c) => c.trafficSourceId),
     conversions.map((c) => c.linkId),
     conversions.map((c) => c.trackerId),
-    conversions.map((c) => c.attributed),
-    conversions.map((c) => c.occurredAt),
+  ]);
+}
+
+/** The page views of attributed conversions' clicks up to each conversion's time, oldest first, in one statement. */
+async function pageViewsOf(
+  db: Queryable,
+  tenantId: string,
+  conversions: readonly ConversionRecord[],
+): Promise<Map<string, Snapshot["pageViews"]>> {
+  const attributed = conversions.filter((c) => c.attributed && c.clickId !== null);
+  const views = new Map<string, Snapshot["pageViews"]>();
+  if (attributed.length === 0) return views;
+  const rows = await db.query<PageViewRow>(PAGE_VIEWS, [
+    tenantId,
+    attributed.map((c) => c.id),
+    attributed.map((c) => c.clickId),
+    attributed.map((c) => c.occurredAt),
     PAGE_VIEWS_PER_SNAPSHOT,
   ]);
+  for (const row of rows) {
+    let list = views.get(row.conversion_id);
+    if (list === undefined) {
+      list = [];
+      views.set(row.conversion_id, list);
+    }
+    list.push({ url: row.url, title: row.title, referrer: row.referrer, at: new Date(row.at).toISOString() });
+  }
+  return views;
 }
 
 /**
  * Reads the clicks, catalog names and page views of conversions, in the recording
- * transaction: one statement whatever the number of conversions. By conversion id.
+ * transaction: two statements whatever the number of conversions. By conversion id.
  */
 export async function snapshotsOf(
   db: Queryable,
@@ -135,7 +162,8 @@ export async function snapshotsOf(
 ): Promise<Map<string, Snapshot>> {
   const snapshots = new Map<string, Snapshot>();
   if (conversions.length === 0) return snapshots;
-  const rows = new Map((await snapshotRows(db, tenantId, conversions)).map((row) => [row.conversion_id, row]));
+  const rows = new Map((await clickRows(db, tenantId, conversions)).map((row) => [row.conversion_id, row]));
+  const pageViews = await pageViewsOf(db, tenantId, conversions);
   for (const conversion of conversions) {
     const row = rows.get(conversion.id);
     snapshots.set(conversion.id, {
@@ -165,7 +193,7 @@ export async function snapshotsOf(
         parameterB: row?.parameter_b ?? null,
         externalClickId: row?.external_click_id ?? null,
       },
-      pageViews: (row?.page_views ?? []).map((view) => ({ ...view, at: new Date(view.at).toISOString() })),
+      pageViews: pageViews.get(conversion.id) ?? [],
     });
   }
   return snapshots;
