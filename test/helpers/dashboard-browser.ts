@@ -47,7 +47,11 @@ export async function openDashboardPage(
     return route.abort("blockedbyclient");
   });
   page.on("requestfailed", (request) => {
-    if (isOwn(request.url())) log.ownFailures.push(`${request.url()}: ${request.failure()?.errorText ?? "failed"}`);
+    const reason = request.failure()?.errorText ?? "failed";
+    // ERR_ABORTED is a request the page itself gave up (a navigation while it was in flight, or
+    // its own abort), not one the service failed: a test moving on before every fetch of the
+    // page it leaves has answered would otherwise fail at random.
+    if (isOwn(request.url()) && reason !== "net::ERR_ABORTED") log.ownFailures.push(`${request.url()}: ${reason}`);
   });
   page.on("response", (response) => {
     const status = response.status();
