@@ -22,6 +22,8 @@ import {
 import { authRoutes } from "./features/auth/routes.js";
 import { catalogRoutes } from "./features/catalog/routes.js";
 import { dashboardRoutes } from "./features/dashboard/routes.js";
+import { exchangeRatesJob } from "./features/exchange-rates/index.js";
+import { exchangeRateRoutes } from "./features/exchange-rates/routes.js";
 import { GOOGLE_ADS_RETENTION, googleAds, googleAdsQueue } from "./features/google-ads/index.js";
 import { googleAdsRoutes } from "./features/google-ads/routes.js";
 import { activeVersionRoute } from "./features/health/active-version.js";
@@ -161,6 +163,9 @@ export async function buildApp(options: AppOptions): Promise<BuiltApp> {
   jobs.register(apiTokenExpiryJob(unbounded));
   jobs.register(usagePurgeJob(unbounded));
   jobs.register(rollupBlocksJob(unbounded, { maxBlocks: config.rollupFoldBlocksPerTransaction }));
+  // The euro reference rates (docs/money-and-time.md); FX_RATES_URL set empty turns the job off.
+  const fxRatesUrl = config.fxRates.url;
+  if (fxRatesUrl !== undefined) jobs.register(exchangeRatesJob(unbounded, { ...config.fxRates, url: fxRatesUrl }));
   const jwt = new JwtSigner(options.jwtSecret);
   // What JWT_SECRET sealed before SECRETS_KEY existed opens until `npm run secrets:reseal`.
   const keyring = (
@@ -296,6 +301,7 @@ export async function buildApp(options: AppOptions): Promise<BuiltApp> {
         await v1.register(issueRoutes(ctx));
         await v1.register(usageRoutes(ctx));
         await v1.register(settingsRoutes(ctx));
+        await v1.register(exchangeRateRoutes(ctx));
         await v1.register(catalogRoutes(ctx, { traffic_sources: trafficSourcePostbacks(config) }));
         await v1.register(linkGeneratorRoutes(ctx));
         await v1.register(conversionRoutes(ctx, ctx.tracking));

@@ -56,6 +56,16 @@ export interface Config {
   build: BuildOverrides;
   /** Google's OAuth token endpoint and Data Manager API base (docs/google-ads.md); tests point them at loopback. */
   google: { oauthTokenUrl: string; dataManagerUrl: string };
+  /** The euro reference rates the exchange-rates job fetches (docs/money-and-time.md); tests set them empty or to loopback. */
+  fxRates: FxRatesSources;
+}
+
+/** Where the exchange-rates job reads the ECB's euro reference rates (docs/money-and-time.md, "Exchange rates"). */
+export interface FxRatesSources {
+  /** FX_RATES_URL: the daily file; undefined (set to an empty string) turns the job off. */
+  url: string | undefined;
+  /** FX_RATES_HISTORY_URL: the whole history, read to backfill; undefined: the daily file only. */
+  historyUrl: string | undefined;
 }
 
 /** docs/limits.md, "Reports and MCP: fair share". */
@@ -165,6 +175,14 @@ function url(env: Env, name: string, protocols: string[]): string | undefined {
     throw new ConfigError(name, `must use one of ${protocols.join(", ")}, got '${parsed.protocol}'`);
   }
   return raw;
+}
+
+/**
+ * A URL with a default that an empty value turns off: unset is `fallback`, set to an empty string
+ * (or blanks) is undefined, anything else must be an absolute URL of one of `protocols`.
+ */
+function urlOrOff(env: Env, name: string, protocols: string[], fallback: string): string | undefined {
+  return env[name] === undefined ? fallback : url(env, name, protocols);
 }
 
 /** SECRETS_KEY: a keyring; a bad one stops the start, naming the variable and never a key. */
@@ -318,6 +336,20 @@ export function loadConfig(env: Env): Config {
       dataManagerUrl: (
         url(env, "GOOGLE_DATA_MANAGER_URL", ["http:", "https:"]) ?? "https://datamanager.googleapis.com"
       ).replace(/\/+$/, ""),
+    },
+    fxRates: {
+      url: urlOrOff(
+        env,
+        "FX_RATES_URL",
+        ["http:", "https:"],
+        "https://www.ecb.europa.eu/stats/eurofxref/eurofxref-daily.xml",
+      ),
+      historyUrl: urlOrOff(
+        env,
+        "FX_RATES_HISTORY_URL",
+        ["http:", "https:"],
+        "https://www.ecb.europa.eu/stats/eurofxref/eurofxref-hist.xml",
+      ),
     },
     build: {
       version: text(env, "APP_VERSION"),

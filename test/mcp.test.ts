@@ -127,7 +127,7 @@ describe("tools", () => {
     expect(text(missing)).toBe("report is required");
   });
 
-  it("run_report returns { report, data, pagination } and a text table", async () => {
+  it("run_report returns { report, data, pagination, meta } and a text table", async () => {
     const result = await run(client, "performance", {
       fields: "date,brand",
       stats: "clicks,ftd,commission",
@@ -138,7 +138,7 @@ describe("tools", () => {
     });
     expect(result.isError).not.toBe(true);
     const content = result.structuredContent as unknown as RunContent;
-    expect(Object.keys(content).sort()).toEqual(["data", "pagination", "report"]);
+    expect(Object.keys(content).sort()).toEqual(["data", "meta", "pagination", "report"]);
     expect(content.report).toBe("performance");
     expect(content.data).toHaveLength(5);
     expect(content.pagination).toMatchObject({ offset: 0, limit: 5 });
@@ -152,7 +152,12 @@ describe("tools", () => {
     expect(table[2]).toBe(
       `| ${top.date} | ${top.brand} | ${top.brandId} | ${top.clicks} | ${top.firstTimeDeposit} | ${top.commission} |`,
     );
-    expect(table.at(-1)).toBe(`${content.pagination.total} rows in all; this page starts at offset 0 (limit 5).`);
+    expect(table.at(-2)).toBe(`${content.pagination.total} rows in all; this page starts at offset 0 (limit 5).`);
+    // Then what the amounts and days are in, and what had no exchange rate.
+    const unconverted = content.meta.unconverted.map((u) => `${u.conversions} in ${u.currency}`).join(", ");
+    expect(table.at(-1)).toBe(
+      `Amounts in USD, days in UTC.${unconverted ? ` Left out of the sums for want of an exchange rate: ${unconverted}.` : ""}`,
+    );
   });
 
   it("run_report with responseType table gives columns and rows", async () => {

@@ -16,7 +16,14 @@ import { type Queryable, statementText } from "../src/platform/db/index.js";
 import { DAY_MS } from "../src/platform/durations.js";
 import { seedTenancy, type Tenancy, type TestApp } from "./helpers/app.js";
 import { clickThrough, createVia, seedCatalog } from "./helpers/catalog.js";
-import { catalogOf, clickOf, type LinkRow, performanceReport, startWithTraffic } from "./helpers/reports.js";
+import {
+  catalogOf,
+  clickOf,
+  type LinkRow,
+  performanceReport,
+  putUnitRates,
+  startWithTraffic,
+} from "./helpers/reports.js";
 import { prng } from "./helpers/workload.js";
 
 const NOW = new Date("2026-06-30T18:00:00.000Z");
@@ -461,7 +468,7 @@ describe("conversion type breakdown over the coarser rollups", () => {
     // Monday 2026-06-22 +10, Tuesday -10; Thursday +5 and -5 the same day.
     const share = (value: string, at: string, n: number) =>
       readConversion(
-        { type: "RevShareCommission", value, currency: "EUR", clickId, externalId: `share-${n}`, occurredAt: at },
+        { type: "RevShareCommission", value, currency: "USD", clickId, externalId: `share-${n}`, occurredAt: at },
         "",
         NOW,
       );
@@ -550,6 +557,7 @@ describe("blocks of days written by the job rollup-blocks", () => {
   it("keep reports exact before and after the job and after a late conversion; the job is idempotent", async () => {
     const db = t.testDb.db;
     const fresh = await seedTenancy(t);
+    await putUnitRates(t, fresh);
     await generateTraffic(db, fresh.tenantId, {
       days: 70,
       clicks: 1500,

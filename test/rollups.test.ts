@@ -70,8 +70,9 @@ interface Dims {
   country: string;
 }
 
-const keyOf = (d: Dims) =>
-  [d.day, d.accountId, d.linkId, d.brandId, d.programId, d.sourceId, d.trackerId, d.country].join("|");
+/** The rollup key: the dimensions, then the currency of the amount ('' for clicks and conversions without a value). */
+const keyOf = (d: Dims, currency = "") =>
+  [d.day, d.accountId, d.linkId, d.brandId, d.programId, d.sourceId, d.trackerId, d.country, currency].join("|");
 
 function add(map: Map<string, Totals>, key: string, change: (totals: Totals) => void): void {
   let totals = map.get(key);
@@ -87,7 +88,7 @@ async function rollupTotals(t: TestApp, tenantId: string): Promise<Map<string, T
   const rows = await t.testDb.db.query<Record<string, string | number>>(
     `select to_char(day, 'YYYY-MM-DD') as day, account_id::text as account_id, link_id::text as link_id,
             brand_id::text as brand_id, program_id::text as program_id, traffic_source_id::text as source_id,
-            tracker_id::text as tracker_id, country, clicks::text as clicks, unique_clicks::text as uniq,
+            tracker_id::text as tracker_id, country, currency, clicks::text as clicks, unique_clicks::text as uniq,
             ${types.map((c) => `${c}_count::text as ${c}_count, ${c}_amount::text as ${c}_amount`).join(", ")}
        from daily_rollups where tenant_id = $1`,
     [tenantId],
@@ -103,6 +104,7 @@ async function rollupTotals(t: TestApp, tenantId: string): Promise<Map<string, T
       row.source_id,
       row.tracker_id,
       row.country,
+      row.currency,
     ].join("|");
     expect(map.has(key), key).toBe(false);
     add(map, key, (totals) => {
@@ -123,7 +125,7 @@ async function rawTotals(t: TestApp, tenantId: string): Promise<Map<string, Tota
     program_id::text as program_id, traffic_source_id::text as source_id`;
   const clicks = await t.testDb.db.query<Record<string, string>>(
     `select to_char((at at time zone 'UTC')::date, 'YYYY-MM-DD') as day, ${dims},
-            coalesce(tracker_id, 0)::text as tracker_id, coalesce(country, '') as country,
+            coalesce(tracker_id, 0)::text as tracker_id, coalesce(country, '') as country, '' as currency,
             count(*)::text as clicks, (count(*) filter (where is_unique))::text as uniq
        from clicks where tenant_id = $1 group by 1, 2, 3, 4, 5, 6, 7, 8`,
     [tenantId],
@@ -133,8 +135,9 @@ async function rawTotals(t: TestApp, tenantId: string): Promise<Map<string, Tota
             coalesce(account_id, 0)::text as account_id, coalesce(link_id, 0)::text as link_id,
             coalesce(brand_id, 0)::text as brand_id, coalesce(program_id, 0)::text as program_id,
             coalesce(traffic_source_id, 0)::text as source_id, coalesce(tracker_id, 0)::text as tracker_id,
-            coalesce(country, '') as country, type, count(*)::text as n, sum(value)::numeric(24, 4)::text as amount
-       from conversions where tenant_id = $1 group by 1, 2, 3, 4, 5, 6, 7, 8, 9`,
+            coalesce(country, '') as country, coalesce(case when value is not null then currency end, '') as currency,
+            type, count(*)::text as n, coalesce(sum(value), 0)::numeric(24, 4)::text as amount
+       from conversions where tenant_id = $1 group by 1, 2, 3, 4, 5, 6, 7, 8, 9, 10`,
     [tenantId],
   );
   const keyOfRow = (row: Record<string, string>) =>
@@ -147,6 +150,7 @@ async function rawTotals(t: TestApp, tenantId: string): Promise<Map<string, Tota
       row.source_id,
       row.tracker_id,
       row.country,
+      row.currency,
     ].join("|");
   const map = new Map<string, Totals>();
   for (const row of clicks) {
@@ -335,6 +339,8 @@ describe("daily rollups after a random workload", () => {
     interface ModelConversion {
       type: ConversionType;
       cents: number;
+      /** '' without a value. */
+      currency: string;
       click: ModelClick | null;
       occurredAt: Date;
     }
@@ -375,7 +381,8 @@ describe("daily rollups after a random workload", () => {
         externalIds.push(id);
         fields.externalId = id;
       }
-      const model = { type, cents: value, click, occurredAt };
+      // A value sent without a currency is in the tenant's default one (USD).
+      const model = { type, cents: value, currency: (fields.currency ?? "USD").toUpperCase(), click, occurredAt };
       return { fields, model, duplicate };
     }
 
@@ -517,7 +524,7 @@ describe("daily rollups after a random workload", () => {
     });
     expect(foreignConversion.statusCode, foreignConversion.body).toBe(201);
     expect(foreignConversion.json().data.attributed).toBe(false);
-    recorded.push({ type: "Signup", cents: 0, click: null, occurredAt: t.clock.now() });
+    recorded.push({ type: "Signup", cents: 0, currency: "", click: null, occurredAt: t.clock.now() });
     await t.ctx.tracking.clicks.flush();
 
     // The workload is what the test means it to be.
@@ -581,7 +588,7 @@ describe("daily rollups after a random workload", () => {
             trackerId: 0,
             country: "",
           };
-      add(expected, keyOf(dims), (totals) => {
+      add(expected, keyOf(dims, conversion.currency), (totals) => {
         totals.counts[column] = (totals.counts[column] ?? 0) + 1;
         totals.amounts[column] = (totals.amounts[column] ?? 0) + conversion.cents;
       });

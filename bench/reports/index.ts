@@ -2,6 +2,7 @@ import { randomBytes } from "node:crypto";
 import { buildApp } from "../../src/app.js";
 import { loadConfig } from "../../src/config.js";
 import { createApiToken } from "../../src/features/api-tokens/index.js";
+import { seedDemoRates } from "../../src/features/demo/rates.js";
 import { generateTraffic } from "../../src/features/demo/traffic.js";
 import { findReport, foldRollupBlocks } from "../../src/features/reports/index.js";
 import { createTenant } from "../../src/features/tenants/index.js";
@@ -41,7 +42,9 @@ import {
  *   hour and minute edges, whose partial edge days are read from the raw events)
  *                   GET on the real app with an API key, BENCH_REPORTS_REQUESTS (default 30)
  *                   sequential requests after BENCH_REPORTS_WARMUP (default 5); p50/p95/mean, the
- *                   ratio of p50 to the baseline's, and goalMet for p50 <= 100 ms
+ *                   ratio of p50 to the baseline's, and goalMet for p50 <= 100 ms; each also as
+ *                   <figure>-in-EUR, its amounts converted from the dataset's USD day by day
+ *                   (vsUnconverted: its p50 over the shape's own)
  * With BENCH_REPORTS_EXPLAIN=1, the plan (EXPLAIN ANALYZE, BUFFERS) of the SQL behind each figure
  * that misses the goal goes to stderr (BENCH_REPORTS_EXPLAIN=all: of every figure).
  */
@@ -156,7 +159,15 @@ async function generate(kind: Db["kind"], database: Database, spec: Spec, o: Opt
   // The traffic fills today to its end, as a report read late in the day sees it: the most rows
   // the day not yet folded into blocks can hold, whatever the hour the dataset is made.
   const trafficEnd = new Date((Math.floor(made.getTime() / DAY_MS) + 1) * DAY_MS - 1);
-  const base = { days: spec.days, now: trafficEnd, seed: spec.seed, conversionsPerClick: spec.conversionsPerClick };
+  // Conversions in the tenant's own currency (USD, the default): a report in it converts nothing,
+  // the same report in EUR converts every amount (the "-in-EUR" figures).
+  const base = {
+    days: spec.days,
+    now: trafficEnd,
+    seed: spec.seed,
+    conversionsPerClick: spec.conversionsPerClick,
+    currencies: ["USD"],
+  };
   report.progress(`${kind}: creating a catalog of ${spec.accounts} accounts`);
   let started = performance.now();
   // The catalog is stamped when it is made, not at the traffic's end.
@@ -422,7 +433,14 @@ async function benchDatabase(kind: Db["kind"], database: Database, o: Options): 
       new Date(),
     );
     const headers = { authorization: `ApiKey ${key.token}` };
-    for (const shape of shapes(dataset.now)) {
+    // Daily USD rates over the whole dataset (the demo's, as the tenant's own), for the -in-EUR figures.
+    await seedDemoRates(db, dataset.tenantId, dataset.now);
+    const unconverted = new Map<string, number>();
+    const converted = shapes(dataset.now).flatMap((shape) => [
+      shape,
+      { ...shape, figure: `${shape.figure}-in-EUR`, query: { ...shape.query, currency: "EUR" }, same: shape.figure },
+    ]);
+    for (const shape of converted) {
       const url = `${baseUrl(app)}/api/v1${shape.path}?${new URLSearchParams(shape.query)}`;
       let total = 0;
       const call = async () => {
@@ -442,8 +460,12 @@ async function benchDatabase(kind: Db["kind"], database: Database, o: Options): 
         goal: `p50 <= ${GOAL_P50_MS} ms`,
         goalMet: latency.p50Ms <= GOAL_P50_MS,
         totalRows: total,
+        ...("same" in shape
+          ? { vsUnconverted: round(latency.p50Ms / (unconverted.get(shape.same) ?? latency.p50Ms), 3) }
+          : {}),
         request: `GET /api/v1${shape.path}?${decodeURIComponent(new URLSearchParams(shape.query).toString())}`,
       });
+      if (!("same" in shape)) unconverted.set(shape.figure, latency.p50Ms);
       if (o.explain === "all" || (o.explain === "missed" && latency.p50Ms > GOAL_P50_MS)) {
         const plan = await explain(db, dataset.tenantId, shape, new Date());
         report.progress(`${kind}: ${shape.figure} plan:\n${plan}`);

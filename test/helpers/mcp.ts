@@ -30,6 +30,7 @@ export interface RunContent {
   // biome-ignore lint/suspicious/noExplicitAny: rows are whatever the report returned
   data: any;
   pagination: { offset: number; limit: number; total: number };
+  meta: { timeZone: string; currency: string; unconverted: { currency: string; conversions: number }[] };
 }
 
 export let t: TestApp;

@@ -33,7 +33,9 @@ export async function freePort(): Promise<number> {
 
 /** `command args` as a child process, its stdout and stderr gathered as one text. */
 export function run(command: string, args: string[], options: Omit<SpawnOptions, "stdio"> = {}): Started {
-  const child = spawn(command, args, { ...options, stdio: ["ignore", "pipe", "pipe"] });
+  // No child reaches the ECB: the exchange-rates job is off unless the test sets FX_RATES_URL.
+  const env = options.env === undefined ? undefined : { FX_RATES_URL: "", ...options.env };
+  const child = spawn(command, args, { ...options, env, stdio: ["ignore", "pipe", "pipe"] });
   let output = "";
   child.stdout?.on("data", (chunk: Buffer) => {
     output += chunk.toString();

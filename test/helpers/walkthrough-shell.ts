@@ -33,7 +33,8 @@ export class ShellSession {
     // reader's terminal), so a block cannot pass on the strength of its last line alone.
     this.child = spawn("bash", ["--noprofile", "--norc", "-e", "-o", "pipefail", "-s"], {
       cwd: options.cwd,
-      env: options.env,
+      // The service it starts never reaches the ECB (the exchange-rates job off).
+      env: { FX_RATES_URL: "", ...options.env },
       detached: true,
       stdio: ["pipe", "pipe", "pipe"],
     });

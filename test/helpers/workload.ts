@@ -154,6 +154,14 @@ const centsText = (value: number): string => {
   return `${value < 0 ? "-" : ""}${Math.floor(abs / 100)}.${String(abs % 100).padStart(2, "0")}`;
 };
 
+/**
+ * The tenant's own exchange rates the workload's amounts are converted at (units per 1 EUR, in
+ * force from before its first day): EUR and GBP amounts reach the reports in USD, the tenant's
+ * default currency, at factors that keep every amount exact in cents.
+ */
+const WORKLOAD_RATES = { USD: 1, GBP: 0.5 };
+const USD_PER: Record<string, number> = { EUR: 1 / 1, USD: 1, GBP: 1 / 0.5 };
+
 interface SentClick {
   id: string;
   at: Date;
@@ -172,6 +180,13 @@ export async function runWorkload(
   catalog: WorkloadCatalog,
   options: { seed: number; start: string; clicks: number; earlyClicks: number },
 ): Promise<Workload> {
+  const rates = await t.call({
+    method: "PUT",
+    url: "/api/v1/exchange-rates",
+    headers: { authorization: who.apiKey },
+    payload: { date: "2000-01-03", rates: WORKLOAD_RATES },
+  });
+  expect(rates.statusCode, rates.body).toBe(200);
   const rnd = prng(options.seed);
   const events: ModelEvent[] = [];
   const clicks: SentClick[] = [];
@@ -228,7 +243,8 @@ export async function runWorkload(
     let cents = rnd.chance(0.15) ? 0 : rnd.int(1, 99_999);
     if (COMMISSIONS.has(type) && rnd.chance(0.25)) cents = -cents;
     const fields: Record<string, string | number> = { type, value: rnd.chance(0.5) ? cents / 100 : centsText(cents) };
-    if (cents !== 0) fields.currency = rnd.pick(["EUR", "usd", "GBP"]);
+    const currency = cents !== 0 ? rnd.pick(["EUR", "usd", "GBP"]) : "USD";
+    if (cents !== 0) fields.currency = currency;
     let click: SentClick | null = null;
     if (occurredAt === undefined) {
       const attribution = rnd.next();
@@ -259,7 +275,8 @@ export async function runWorkload(
     const event: ModelEvent = {
       day: occurredAt.toISOString().slice(0, 10),
       dims: click ? click.dims : NO_DIMS,
-      conversion: { type, cents },
+      // In the tenant's reporting currency (USD), at WORKLOAD_RATES: exact in cents.
+      conversion: { type, cents: cents * (USD_PER[currency.toUpperCase()] ?? 1) },
     };
     if (rnd.chance(0.5)) {
       // Sent later, when the clock has moved on: the time must travel with the item.

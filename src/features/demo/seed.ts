@@ -2,6 +2,7 @@ import { randomBytes } from "node:crypto";
 import type { AppContext } from "../../context.js";
 import { createApiToken } from "../api-tokens/index.js";
 import { createTenant, createUser } from "../tenants/index.js";
+import { seedDemoRates } from "./rates.js";
 
 export const DEMO_TENANT = "Demo Tenant";
 export const DEMO_EMAIL = "demo@example.com";
@@ -16,7 +17,7 @@ export interface DemoCredentials {
 }
 
 /**
- * Creates the demo tenant, its admin and a demo key on first start; returns their secrets,
+ * Creates the demo tenant, its admin, a demo key and its exchange rates on first start; returns their secrets,
  * which exist nowhere else, or null when the demo tenant is already there.
  */
 export async function seedDemo(ctx: Pick<AppContext, "db" | "clock">): Promise<DemoCredentials | null> {
@@ -44,6 +45,8 @@ export async function seedDemo(ctx: Pick<AppContext, "db" | "clock">): Promise<D
     const creator = { type: "user", id: user.id, name: user.name } as const;
     const key = await createApiToken(tx, tenant.id, { name: "Demo key", scopes: ["reports.read"] }, creator, now);
     const legacy = await createApiToken(tx, tenant.id, { name: "Demo legacy key" }, creator, now);
+    // Its own USD, GBP and JPY rates per EUR over the last 400 days: reports convert without the ECB's.
+    await seedDemoRates(tx, tenant.id, now);
     return {
       tenantId: tenant.id,
       email: DEMO_EMAIL,

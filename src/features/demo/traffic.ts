@@ -28,6 +28,8 @@ export interface TrafficOptions {
    * and runs them one after the other). Default 1. A batch whose transaction deadlocks is retried.
    */
   concurrency?: number;
+  /** The currencies of the conversions, one per brand in turn. Default: euros, pounds and dollars. */
+  currencies?: readonly string[];
   onProgress?: (progress: { clicks: number; conversions: number }) => void;
 }
 
@@ -157,15 +159,27 @@ async function addAccounts(db: Db, tenantId: string, accounts: number, at: Date)
 /** Conversions per signing-up click on average, as conversionsOf draws them. */
 const CONVERSIONS_PER_SIGNUP = 1 + 0.35 * (2 + 0.5 + 1.5 * 2);
 
+/**
+ * The currency of a brand's conversions: the demo's brands take payments in euros, pounds or
+ * dollars, so its reports convert (at the demo's reference rates, ./rates.ts).
+ */
+const BRAND_CURRENCIES = ["EUR", "GBP", "USD"] as const;
+
 /** The conversions a click leads to: most none, some a signup, fewer a first deposit, and so on. */
-function conversionsOf(rand: () => number, click: Click, now: Date, signupRate: number): ConversionInput[] {
+function conversionsOf(
+  rand: () => number,
+  click: Click,
+  now: Date,
+  signupRate: number,
+  currencies: readonly string[],
+): ConversionInput[] {
   const out: ConversionInput[] = [];
   if (rand() > signupRate) return out;
   const later = (minutes: number) => {
     const at = new Date(Math.min(click.at.getTime() + minutes * 60_000, now.getTime()));
     return at.toISOString();
   };
-  const base = { clickId: click.id, currency: "EUR" };
+  const base = { clickId: click.id, currency: currencies[click.brandId % currencies.length] ?? "EUR" };
   out.push({ ...base, type: "Signup", externalId: `su-${click.id}`, occurredAt: later(5 + rand() * 60) });
   if (rand() < 0.35) {
     const deposit = (20 + Math.floor(rand() * 480)).toFixed(2);
@@ -292,7 +306,9 @@ export async function generateTraffic(db: Db, tenantId: string, options: Traffic
         referrer: rand() < 0.4 ? "https://www.google.com/" : null,
       });
     }
-    const inputs = batch.flatMap((click) => conversionsOf(rand, click, options.now, signupRate));
+    const inputs = batch.flatMap((click) =>
+      conversionsOf(rand, click, options.now, signupRate, options.currencies ?? BRAND_CURRENCIES),
+    );
     const valid = inputs.map((input) => readConversion(input, "", options.now));
     generated += batch.length;
     const written: Promise<void> = write(batch, valid)

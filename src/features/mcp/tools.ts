@@ -117,7 +117,7 @@ async function call(
     if (typeof raw !== "object" || raw === null || Array.isArray(raw)) {
       throw ApiError.validation("parameters", "must be an object of parameter names and values");
     }
-    const { data, pagination } = await inShare(() =>
+    const { data, pagination, meta } = await inShare(() =>
       report.run(db, tenantId, raw as Record<string, unknown>, now, limits),
     );
     // Visitor-chosen values (tracker names, countries) are bounded and named as such, in the
@@ -125,9 +125,19 @@ async function call(
     // the answer must take them as data, never as instructions.
     const shown = boundVisitorData(data, report.visitorFields);
     const visitorSupplied = visitorColumnsIn(shown, report.visitorFields);
+    const unconverted = meta.unconverted.map((u) => `${u.conversions} in ${u.currency}`).join(", ");
+    const money =
+      `Amounts in ${meta.currency}, days in ${meta.timeZone}.` +
+      (unconverted ? ` Left out of the sums for want of an exchange rate: ${unconverted}.` : "");
     return result(
-      { report: report.name, data: shown, pagination, ...(visitorSupplied.length > 0 ? { visitorSupplied } : {}) },
-      renderData(shown, pagination, visitorSupplied),
+      {
+        report: report.name,
+        data: shown,
+        pagination,
+        meta,
+        ...(visitorSupplied.length > 0 ? { visitorSupplied } : {}),
+      },
+      `${renderData(shown, pagination, visitorSupplied)}\n${money}`,
     );
   }
   return toolError(`Unknown tool '${tool}'; tools: ${TOOLS.map((t) => t.name).join(", ")}`);

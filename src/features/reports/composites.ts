@@ -4,7 +4,25 @@ import { containsPattern } from "../../platform/db/search.js";
 import { ApiError } from "../../platform/http/errors.js";
 import { catalogItemOf } from "../catalog/index.js";
 import { addExactWindow } from "./exact-window.js";
-import { dateWindow, last30Days, type ParamDef, parseParams, type ReportLimits, readSort } from "./params.js";
+import {
+  convertedRows,
+  converts,
+  planConversion,
+  type ReportMeta,
+  reportCurrency,
+  reportMeta,
+  type Unconverted,
+  unconvertedOf,
+} from "./money.js";
+import {
+  CURRENCY_PARAM,
+  dateWindow,
+  last30Days,
+  type ParamDef,
+  parseParams,
+  type ReportLimits,
+  readSort,
+} from "./params.js";
 import { chooseRollup, NO_BLOCKS, readBlockState } from "./sources.js";
 import { findStat, STATS, type StatDef, statColumns } from "./stats.js";
 
@@ -54,6 +72,7 @@ const common: ParamDef[] = [
     maxLength: 100,
     description: `name (ascending; -name descending) or a metric, highest first unless prefixed + (ascending): ${SORTABLE.map((s) => s.name + (s.aliases.length ? ` (alias ${s.aliases.join(", ")})` : "")).join(", ")}`,
   },
+  CURRENCY_PARAM,
   { name: "search", kind: "text", maxLength: 200, description: "Case-insensitive part of the name" },
   { name: "programId", kind: "id", description: "Only this program's" },
   { name: "brandId", kind: "id", description: "Only this brand's" },
@@ -129,7 +148,11 @@ export async function runComposite(
   raw: Record<string, unknown>,
   now: Date,
   limits: ReportLimits,
-): Promise<{ items: Record<string, unknown>[]; pagination: { offset: number; limit: number; total: number } }> {
+): Promise<{
+  items: Record<string, unknown>[];
+  pagination: { offset: number; limit: number; total: number };
+  meta: ReportMeta;
+}> {
   const params = parseParams(kind.params, raw);
   const metrics =
     dateWindow(params, ["metricsFrom", "metricsTo"], last30Days(now), limits.maxWindowDays) ?? last30Days(now);
@@ -148,7 +171,23 @@ export async function runComposite(
   const where = filter.sql;
   const filtered = values.length;
   const rollup = chooseRollup([kind.rollupKey]);
+  const currency = await reportCurrency(db, tenantId, params.currency as string | undefined);
+  const conversion = await planConversion(
+    db,
+    tenantId,
+    currency,
+    comparison ? [metrics, comparison] : [metrics],
+    rollup,
+  );
   const blockState = rollup.spanned ? await readBlockState(db, tenantId, rollup.table) : NO_BLOCKS;
+  // What the metrics window left out for want of a rate, read as days (only when a factor is missing).
+  const own = new Conditions("m.tenant_id = $1", tenantId);
+  const metricDays = addExactWindow(own, rollup, metrics, true, NO_BLOCKS, now);
+  const unconverted: Unconverted[] = await unconvertedOf(db, conversion, {
+    from: metricDays.from,
+    where: own.sql,
+    params: own.params,
+  });
   const key = `m.${kind.rollupKey}`;
   /** Each window's rows as read (its parameters added to `values` once), by the window. */
   const reads = new Map<object, { from: string; where: string }>();
@@ -159,9 +198,25 @@ export async function runComposite(
       const conditions = new Conditions("m.tenant_id = $1", ...values);
       // Every account (link) of the catalog is shown, so a group summing to nothing needs no hiding.
       // Exactly the window's instants: whole days from the rollups, partial edge days from the raw events.
-      const { from } = addExactWindow(conditions, rollup, window, false, blockState, now);
-      values.push(...conditions.params.slice(values.length));
-      read = { from, where: conditions.sql };
+      const rows = addExactWindow(conditions, rollup, window, false, blockState, now);
+      if (converts(conversion)) {
+        // The amounts in other currencies converted day by day (see convertedRows).
+        const days = new Conditions("m.tenant_id = $1", ...conditions.params);
+        const dayRows = addExactWindow(days, rollup, window, true, NO_BLOCKS, now);
+        const selected = { ...rows, where: conditions.sql };
+        const { from } = convertedRows(
+          selected,
+          { from: dayRows.from, where: days.sql },
+          rollup,
+          conversion,
+          days.params,
+        );
+        values.push(...days.params.slice(values.length));
+        read = { from, where: "m.tenant_id = $1" };
+      } else {
+        values.push(...conditions.params.slice(values.length));
+        read = { from: rows.from, where: conditions.sql };
+      }
       reads.set(window, read);
     }
     const page = pageOnly ? ` and ${key} = any(array(select page.id from page))` : "";
@@ -210,5 +265,5 @@ export async function runComposite(
     );
     total = counted?.n ?? 0;
   }
-  return { items, pagination: { offset, limit, total } };
+  return { items, pagination: { offset, limit, total }, meta: reportMeta(currency, unconverted) };
 }

@@ -55,6 +55,9 @@ const MEASURE_TYPES: Record<(typeof REPORT_MEASURES)[number], string | null> = {
   ftd_count: "FirstTimeDeposit",
   qualifier_count: "Qualifier",
   deposit_count: "Deposit",
+  cpa_count: "CpaCommission",
+  revshare_count: "RevShareCommission",
+  flatfee_count: "FlatFeeCommission",
   deposit_amount: "Deposit",
   cpa_amount: "CpaCommission",
   revshare_amount: "RevShareCommission",
@@ -66,8 +69,14 @@ const MEASURE_TYPES: Record<(typeof REPORT_MEASURES)[number], string | null> = {
  * rollup column's exact type, so the planner can push the report's filters into each branch of
  * the union (it does not through a column whose types differ between branches).
  */
-const dimension = (column: string): string =>
-  column === "country" ? "coalesce(e.country, '')" : `coalesce(e.${column}, 0)::bigint`;
+function dimension(kind: "clicks" | "conversions", column: string): string {
+  if (column === "country") return "coalesce(e.country, '')";
+  // The currency of an amount, as the conversion writer keys it: none for clicks and for
+  // conversions without a value.
+  if (column === "currency")
+    return kind === "clicks" ? "''::text" : "coalesce(case when e.value is not null then e.currency end, '')";
+  return `coalesce(e.${column}, 0)::bigint`;
+}
 
 function measure(kind: "clicks" | "conversions", column: (typeof REPORT_MEASURES)[number]): string {
   const amount = column.endsWith("_amount");
@@ -142,7 +151,7 @@ export function addExactWindow(
       "e.tenant_id",
       ...(source.spanned ? ["1::smallint"] : []),
       `(e.${at} at time zone 'UTC')::date`,
-      ...columns.map(dimension),
+      ...columns.map((c) => dimension(table, c)),
       ...REPORT_MEASURES.map((m) => measure(table, m)),
       ...(source.spanned ? ["1"] : []),
     ];

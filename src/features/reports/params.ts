@@ -17,6 +17,15 @@ export type ParamDef = {
 
 export type ParamValue = string | number | string[] | Date | undefined;
 
+/** The currency a report's amounts are in, for one request (the settings' reportingCurrency otherwise). */
+export const CURRENCY_PARAM: ParamDef = {
+  name: "currency",
+  kind: "text",
+  maxLength: 10,
+  description:
+    "ISO 4217 code the amounts are shown in, each converted at the rate of its event's UTC day; default the reportingCurrency setting",
+};
+
 function one(raw: unknown, name: string, kind: ParamDef["kind"]): string | number | undefined {
   // A list may come as an array (MCP clients send JSON); elsewhere a repeated query parameter's last value wins.
   const value = Array.isArray(raw) ? (kind === "list" ? raw.map(String).join(",") : raw[raw.length - 1]) : raw;

@@ -5,6 +5,17 @@ import type { CONVERSION_TYPES } from "../tracking/index.js";
 import { DAY_ROWS } from "../tracking/rollups.js";
 import { addExactWindow } from "./exact-window.js";
 import {
+  convertedRows,
+  converts,
+  planConversion,
+  type ReportMeta,
+  reportCurrency,
+  reportMeta,
+  type Unconverted,
+  unconvertedOf,
+} from "./money.js";
+import {
+  CURRENCY_PARAM,
   dateWindow,
   last30Days,
   type ParamDef,
@@ -14,7 +25,7 @@ import {
   readSort,
 } from "./params.js";
 import { chooseRollup, NO_BLOCKS, readBlockState, type WindowRows } from "./sources.js";
-import { AS_IS, findStat, MEASURES, STATS, type StatDef, SUMMED, statColumns } from "./stats.js";
+import { AS_IS, findStat, isMoney, MEASURES, STATS, type StatDef, SUMMED, statColumns } from "./stats.js";
 
 /** A breakdown of the performance report. Entity fields show the name and add `<field>Id` in json. */
 interface FieldDef {
@@ -93,6 +104,7 @@ export const PERFORMANCE_PARAMS: ParamDef[] = [
     end: "to",
     description: "End, inclusive: a date (to its end in UTC) or a date-time, counted exactly; default today (UTC)",
   },
+  CURRENCY_PARAM,
   { name: "brandId", kind: "id", description: "Only this brand" },
   { name: "programId", kind: "id", description: "Only this program" },
   { name: "accountId", kind: "id", description: "Only this account" },
@@ -215,6 +227,7 @@ function pick<T extends { name: string }>(
 export interface PerformanceResult {
   data: Record<string, unknown>[] | { columns: string[]; rows: unknown[][] };
   pagination: { offset: number; limit: number; total: number };
+  meta: ReportMeta;
 }
 
 /** How the sort reaches a group's field values, entity names and stats in a query. */
@@ -419,12 +432,39 @@ export async function runPerformance(
   );
   for (const [param, column] of Object.entries(FILTER_COLUMNS)) if (params[param] !== undefined) columns.add(column);
   const rollup = chooseRollup(columns);
-  const filter = new Conditions("m.tenant_id = $1", tenantId);
+  const currency = await reportCurrency(db, tenantId, params.currency as string | undefined);
+  const conversion = await planConversion(db, tenantId, currency, stats.some(isMoney) ? [window] : [], rollup);
   const byDay = fields.some((f) => TIME_FIELDS.has(f.name));
   const blockState = rollup.spanned && !byDay ? await readBlockState(db, tenantId, rollup.table) : NO_BLOCKS;
-  // Exactly the window's instants: its whole days from the rollups, partial edge days from the raw events.
-  const read = addExactWindow(filter, rollup, window, byDay, blockState, now);
-  for (const [param, column] of Object.entries(FILTER_COLUMNS)) filter.add(`m.${column} = $`, params[param]);
+  /** The window's rows, exactly its instants: whole days from the rollups, partial edge days from the raw events. */
+  const windowRows = (byDays: boolean, params: unknown[]) => {
+    const where = new Conditions("m.tenant_id = $1", ...params);
+    const rows = addExactWindow(where, rollup, window, byDays, byDays ? NO_BLOCKS : blockState, now);
+    return { ...rows, where: where.sql, params: where.params };
+  };
+  /** `first` and the report's filters, over `values` and theirs. */
+  const filtered = (first: string, values: unknown[]) => {
+    const where = new Conditions(first, ...values);
+    for (const [param, column] of Object.entries(FILTER_COLUMNS)) where.add(`m.${column} = $`, params[param]);
+    return where;
+  };
+  let read: WindowRows;
+  let filter: Conditions;
+  let unconverted: Unconverted[] = [];
+  if (converts(conversion)) {
+    // The amounts in other currencies converted day by day (see convertedRows).
+    const rows = windowRows(byDay, [tenantId]);
+    const days = windowRows(true, rows.params);
+    read = convertedRows(rows, days, rollup, conversion, days.params);
+    filter = filtered("m.tenant_id = $1", days.params);
+    const left = windowRows(true, [tenantId]);
+    const where = filtered(left.where, left.params);
+    unconverted = await unconvertedOf(db, conversion, { from: left.from, where: where.sql, params: where.params });
+  } else {
+    const rows = windowRows(byDay, [tenantId]);
+    read = rows;
+    filter = filtered(rows.where, rows.params);
+  }
   const values = filter.params;
   values.push(offset, limit);
   // The placeholders of the page's offset and limit.
@@ -447,9 +487,10 @@ export async function runPerformance(
     return rest;
   });
   const pagination = { offset, limit, total };
+  const meta: ReportMeta = reportMeta(currency, unconverted);
   if (params.responseType === "table") {
     const columns = [...fields.map((f) => f.name), ...stats.map((s) => s.name)];
-    return { data: { columns, rows: json.map((row) => columns.map((c) => row[c] ?? null)) }, pagination };
+    return { data: { columns, rows: json.map((row) => columns.map((c) => row[c] ?? null)) }, pagination, meta };
   }
-  return { data: json, pagination };
+  return { data: json, pagination, meta };
 }

@@ -1,5 +1,6 @@
 import type { Queryable } from "../../platform/db/index.js";
 import { ACCOUNT_METRICS, LINK_METRICS, runComposite } from "./composites.js";
+import type { ReportMeta } from "./money.js";
 import { DEFAULT_REPORT_LIMITS, type ParamDef, type ReportLimits } from "./params.js";
 import { FIELDS, PERFORMANCE_PARAMS, runPerformance } from "./performance.js";
 import { STATS } from "./stats.js";
@@ -7,6 +8,7 @@ import { STATS } from "./stats.js";
 export interface ReportResult {
   data: unknown;
   pagination: { offset: number; limit: number; total: number };
+  meta: ReportMeta;
 }
 
 /**
@@ -70,8 +72,8 @@ export const REPORTS: ReportDefinition[] = [
     visitorFields: [],
     stats: describeStats(),
     run: async (db, tenantId, params, now, limits = DEFAULT_REPORT_LIMITS) => {
-      const { items, pagination } = await runComposite(db, ACCOUNT_METRICS, tenantId, params, now, limits);
-      return { data: items, pagination };
+      const { items, pagination, meta } = await runComposite(db, ACCOUNT_METRICS, tenantId, params, now, limits);
+      return { data: items, pagination, meta };
     },
   },
   {
@@ -86,8 +88,8 @@ export const REPORTS: ReportDefinition[] = [
     visitorFields: [],
     stats: describeStats(),
     run: async (db, tenantId, params, now, limits = DEFAULT_REPORT_LIMITS) => {
-      const { items, pagination } = await runComposite(db, LINK_METRICS, tenantId, params, now, limits);
-      return { data: items, pagination };
+      const { items, pagination, meta } = await runComposite(db, LINK_METRICS, tenantId, params, now, limits);
+      return { data: items, pagination, meta };
     },
   },
 ];

@@ -57,6 +57,21 @@ function withMetrics(item: TSchema) {
   });
 }
 
+const ReportMetaSchema = Type.Object(
+  {
+    timeZone: Type.String({ description: "The IANA time zone the report's days and windows are read in" }),
+    currency: Type.String({ description: "ISO 4217 code every amount of the answer is in" }),
+    unconverted: Type.Array(
+      Type.Object({
+        currency: Type.String({ description: "A currency with no exchange rate on or before some of its days" }),
+        conversions: Type.Number({ description: "How many of its conversions were left out of the converted sums" }),
+      }),
+      { description: "Amounts left out of the sums for want of a rate, by currency; empty when everything converted" },
+    ),
+  },
+  { description: "What the answer's money and time are in" },
+);
+
 const PerformanceData = Type.Union([
   Type.Array(
     Type.Object({}, { additionalProperties: true, description: "One row: fields, <field>Id for entities, stats" }),
@@ -97,6 +112,7 @@ export function reportRoutes(ctx: ReportRouteDeps): FastifyPluginAsyncTypebox {
                 message: Type.String(),
                 data: DATA[report.name] ?? Type.Unknown(),
                 pagination: Pagination,
+                meta: ReportMetaSchema,
               }),
               ...errorResponses,
             },

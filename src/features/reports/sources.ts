@@ -13,7 +13,16 @@ export interface RollupSource {
 
 const DAILY: RollupSource = {
   table: "daily_rollups",
-  columns: new Set(["account_id", "link_id", "brand_id", "program_id", "traffic_source_id", "tracker_id", "country"]),
+  columns: new Set([
+    "account_id",
+    "link_id",
+    "brand_id",
+    "program_id",
+    "traffic_source_id",
+    "tracker_id",
+    "country",
+    "currency",
+  ]),
   spanned: false,
 };
 

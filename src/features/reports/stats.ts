@@ -122,6 +122,18 @@ export const STATS: StatDef[] = [
   },
 ];
 
+const MONEY: ReadonlySet<string> = new Set([
+  "depositAmount",
+  "cpaCommission",
+  "revShareCommission",
+  "flatFeeCommission",
+  "commission",
+  "epc",
+]);
+
+/** The stat sums amounts, shown in the report's currency. */
+export const isMoney = (stat: StatDef): boolean => MONEY.has(stat.name);
+
 /** The measure columns of the rollups the stats read (every rollup table keeps them). */
 export const MEASURES = REPORT_MEASURES;
 

@@ -108,31 +108,51 @@ export async function rotatePostbackKey(db: Queryable, tenantId: string, actor: 
   return postbackKey;
 }
 
-/** The currency a conversion value sent without one is recorded in (USD unless the tenant set it). */
-export async function getDefaultCurrency(db: Queryable, tenantId: string): Promise<string | null> {
-  const [row] = await db.query<{ default_currency: string }>("select default_currency from tenants where id = $1", [
-    tenantId,
-  ]);
-  return row?.default_currency ?? null;
+/** A tenant's money settings: the currency of values sent without one, and the one reports are in. */
+export interface CurrencySettings {
+  defaultCurrency: string;
+  /** Null: reports are in defaultCurrency. */
+  reportingCurrency: string | null;
 }
 
-/** Sets the tenant's default currency (an ISO 4217 code the caller has checked), audited. */
-export async function setDefaultCurrency(
+export async function getCurrencySettings(db: Queryable, tenantId: string): Promise<CurrencySettings | null> {
+  const [row] = await db.query<{ default_currency: string; reporting_currency: string | null }>(
+    "select default_currency, reporting_currency from tenants where id = $1",
+    [tenantId],
+  );
+  return row ? { defaultCurrency: row.default_currency, reportingCurrency: row.reporting_currency } : null;
+}
+
+/** Changes the given money settings (ISO 4217 codes the caller has checked; null resets the reporting one), audited. */
+export async function setCurrencySettings(
   db: Queryable,
   tenantId: string,
-  currency: string,
+  change: Partial<CurrencySettings>,
   actor: Actor,
   at: Date,
 ): Promise<void> {
-  await db.query("update tenants set default_currency = $2, updated_at = $3 where id = $1", [tenantId, currency, at]);
-  await recordAudit(db, {
-    tenantId,
-    actor,
-    action: "tenant.default_currency_set",
-    subject: { type: "tenant", id: tenantId },
-    details: { defaultCurrency: currency },
-    at,
-  });
+  if (change.defaultCurrency === undefined && change.reportingCurrency === undefined) return;
+  await db.query(
+    `update tenants set default_currency = coalesce($2, default_currency),
+       reporting_currency = case when $3::boolean then $4 else reporting_currency end, updated_at = $5
+     where id = $1`,
+    [
+      tenantId,
+      change.defaultCurrency ?? null,
+      change.reportingCurrency !== undefined,
+      change.reportingCurrency ?? null,
+      at,
+    ],
+  );
+  const audits = [
+    ["tenant.default_currency_set", "defaultCurrency"],
+    ["tenant.reporting_currency_set", "reportingCurrency"],
+  ] as const;
+  for (const [action, field] of audits) {
+    if (change[field] === undefined) continue;
+    const details = { [field]: change[field] };
+    await recordAudit(db, { tenantId, actor, action, subject: { type: "tenant", id: tenantId }, details, at });
+  }
 }
 
 /** Creates a tenant; the raw postback key is returned here only, its hash is what is stored. */

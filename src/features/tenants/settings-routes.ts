@@ -6,7 +6,7 @@ import { ApiError } from "../../platform/http/errors.js";
 import { actorOf } from "../audit/index.js";
 import { callerOf } from "../auth/index.js";
 import { Tenant } from "./schemas.js";
-import { getDefaultCurrency, getTenant, rotatePostbackKey, setDefaultCurrency } from "./service.js";
+import { getCurrencySettings, getTenant, rotatePostbackKey, setCurrencySettings } from "./service.js";
 
 const CURRENCIES: ReadonlySet<string> = new Set(Intl.supportedValuesOf("currency"));
 
@@ -18,6 +18,10 @@ const DefaultCurrency = Type.String({
 const Settings = Type.Object({
   ...Tenant.properties,
   defaultCurrency: DefaultCurrency,
+  reportingCurrency: Type.String({
+    description:
+      "ISO 4217 code reports show amounts in, each converted at the rate of its event's day; defaultCurrency unless set",
+  }),
   postbackUrlTemplate: Type.String({
     description: "Where programs send conversions; {postbackKey} is the secret shown once when it is rotated",
   }),
@@ -27,6 +31,11 @@ const SettingsPatch = Type.Object(
   {
     defaultCurrency: Type.Optional(
       Type.String({ minLength: 1, maxLength: 3, description: "ISO 4217 code, any case (eur is EUR)" }),
+    ),
+    reportingCurrency: Type.Optional(
+      Type.Union([Type.String({ minLength: 1, maxLength: 3 }), Type.Null()], {
+        description: "ISO 4217 code, any case; null goes back to defaultCurrency",
+      }),
     ),
   },
   { additionalProperties: false },
@@ -46,9 +55,14 @@ export function settingsRoutes(ctx: SettingsRouteDeps): FastifyPluginAsyncTypebo
   const parameters = "clickId={clickId}&type=Deposit&value={value}&currency={currency}&externalId={transactionId}";
   const settingsOf = async (tenantId: string) => {
     const tenant = await getTenant(ctx.db, tenantId);
-    const defaultCurrency = await getDefaultCurrency(ctx.db, tenantId);
-    if (!tenant || defaultCurrency === null) throw ApiError.notFound("Tenant", tenantId);
-    return { ...tenant, defaultCurrency, postbackUrlTemplate: `${base}/postback/{postbackKey}?${parameters}` };
+    const money = await getCurrencySettings(ctx.db, tenantId);
+    if (!tenant || money === null) throw ApiError.notFound("Tenant", tenantId);
+    return {
+      ...tenant,
+      defaultCurrency: money.defaultCurrency,
+      reportingCurrency: money.reportingCurrency ?? money.defaultCurrency,
+      postbackUrlTemplate: `${base}/postback/{postbackKey}?${parameters}`,
+    };
   };
   return async (app) => {
     app.get(
@@ -70,23 +84,28 @@ export function settingsRoutes(ctx: SettingsRouteDeps): FastifyPluginAsyncTypebo
         config: { permission: "account.admin" },
         schema: {
           tags: ["Settings"],
-          summary: "Change the tenant's settings: defaultCurrency",
+          summary: "Change the tenant's settings: defaultCurrency, reportingCurrency",
           body: SettingsPatch,
           response: { 200: Envelope(Settings), ...errorResponses },
         },
       },
       async (request) => {
         const caller = callerOf(request);
-        const { defaultCurrency } = request.body;
-        if (defaultCurrency !== undefined) {
-          const code = defaultCurrency.trim().toUpperCase();
-          if (!CURRENCIES.has(code)) {
-            throw ApiError.validation("defaultCurrency", `'${defaultCurrency}' is not an ISO 4217 currency code`);
-          }
-          await ctx.db.transaction((tx) =>
-            setDefaultCurrency(tx, caller.tenantId, code, actorOf(caller), ctx.clock.now()),
-          );
-        }
+        const { defaultCurrency, reportingCurrency } = request.body;
+        const code = (field: string, value: string) => {
+          const upper = value.trim().toUpperCase();
+          if (!CURRENCIES.has(upper)) throw ApiError.validation(field, `'${value}' is not an ISO 4217 currency code`);
+          return upper;
+        };
+        const change = {
+          ...(defaultCurrency !== undefined ? { defaultCurrency: code("defaultCurrency", defaultCurrency) } : {}),
+          ...(reportingCurrency !== undefined
+            ? { reportingCurrency: reportingCurrency === null ? null : code("reportingCurrency", reportingCurrency) }
+            : {}),
+        };
+        await ctx.db.transaction((tx) =>
+          setCurrencySettings(tx, caller.tenantId, change, actorOf(caller), ctx.clock.now()),
+        );
         return ok(await settingsOf(caller.tenantId), "Saved");
       },
     );

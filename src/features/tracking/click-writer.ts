@@ -208,17 +208,18 @@ written as (
 ),
 clicked as (
   select tenant_id, (at at time zone 'UTC')::date as day, account_id, link_id, brand_id, program_id, traffic_source_id,
-    coalesce(tracker_id, 0) as tracker_id, coalesce(country, '') as country, count(*) as clicks,
-    count(*) filter (where is_unique) as unique_clicks
+    coalesce(tracker_id, 0) as tracker_id, coalesce(country, '') as country, ''::text as currency,
+    count(*) as clicks, count(*) filter (where is_unique) as unique_clicks
   from written
   group by 1, 2, 3, 4, 5, 6, 7, 8, 9
 ),
 rollups as (
   insert into daily_rollups (tenant_id, day, account_id, link_id, brand_id, program_id, traffic_source_id,
-    tracker_id, country, clicks, unique_clicks)
+    tracker_id, country, currency, clicks, unique_clicks)
   select * from clicked
   order by 1, 2, 3, 4, 5, 6, 7, 8, 9
-  on conflict (tenant_id, day, account_id, link_id, brand_id, program_id, traffic_source_id, tracker_id, country)
+  on conflict (tenant_id, day, account_id, link_id, brand_id, program_id, traffic_source_id, tracker_id, country,
+    currency)
   do update set clicks = daily_rollups.clicks + excluded.clicks,
     unique_clicks = daily_rollups.unique_clicks + excluded.unique_clicks
   returning 1

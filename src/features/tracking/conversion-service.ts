@@ -257,6 +257,7 @@ export async function recordConversions(
         trafficSourceId: conversion.trafficSourceId ?? 0,
         trackerId: conversion.trackerId ?? 0,
         country: (item.clickId === null ? null : clicks.get(item.clickId)?.country) ?? "",
+        currency: item.value === null ? "" : (conversion.currency ?? ""),
       },
       // A conversion without a value counts in the reports' sums as 0.
       { type: item.type, amount: item.value ?? "0" },

@@ -12,6 +12,8 @@ export interface RollupKey {
   trafficSourceId: number;
   trackerId: number;
   country: string;
+  /** The amount's ISO 4217 currency; '' on rows of clicks and of conversions without a value. */
+  currency: string;
 }
 
 /** Column prefix of each conversion type's count and amount in daily_rollups. */
@@ -37,6 +39,7 @@ const KEY_COLUMNS = [
   "traffic_source_id",
   "tracker_id",
   "country",
+  "currency",
 ];
 const COUNT_COLUMNS = ["clicks", "unique_clicks", ...TYPE_COLUMNS.map((c) => `${c}_count`)];
 const AMOUNT_COLUMNS = TYPE_COLUMNS.map((c) => `${c}_amount`);
@@ -46,6 +49,7 @@ const ARRAY_TYPES = [
   "date[]",
   ...Array(5).fill("bigint[]"),
   "bigint[]",
+  "text[]",
   "text[]",
   ...COUNT_COLUMNS.map(() => "bigint[]"),
   ...AMOUNT_COLUMNS.map(() => "numeric[]"),
@@ -83,6 +87,9 @@ export const REPORT_MEASURES = [
   "ftd_count",
   "qualifier_count",
   "deposit_count",
+  "cpa_count",
+  "revshare_count",
+  "flatfee_count",
   "deposit_amount",
   "cpa_amount",
   "revshare_amount",
@@ -100,9 +107,17 @@ export interface CoarseRollup {
 
 /** In the order every writer updates them, after daily_rollups. */
 export const COARSE_ROLLUPS: readonly CoarseRollup[] = [
-  { table: "brand_rollups", keys: ["brand_id", "program_id", "traffic_source_id", "country"], spanned: false },
-  { table: "account_rollups", keys: ["account_id", "program_id"], spanned: true },
-  { table: "account_source_rollups", keys: ["account_id", "traffic_source_id", "program_id"], spanned: true },
+  {
+    table: "brand_rollups",
+    keys: ["brand_id", "program_id", "traffic_source_id", "country", "currency"],
+    spanned: false,
+  },
+  { table: "account_rollups", keys: ["account_id", "program_id", "currency"], spanned: true },
+  {
+    table: "account_source_rollups",
+    keys: ["account_id", "traffic_source_id", "program_id", "currency"],
+    spanned: true,
+  },
 ];
 
 /**
@@ -157,7 +172,8 @@ export function coarseRollupCtes(source: string, measures: readonly string[], af
 export const LAST_COARSE_CTE = "coarse_late";
 
 // One statement for the whole batch: rows are merged into their day's totals, never replaced;
-// daily_rollups first, then the coarser rollups, each in key order. Prepared: every conversion's
+// daily_rollups first, then the coarser rollups, each in key order, then the tenant's currencies
+// (report_currencies: which amounts a report has to convert). Prepared: every conversion's
 // transaction and every click flush runs it.
 const UPSERT = prepared(
   "rollups.upsert",
@@ -172,8 +188,16 @@ daily as (
   ${[...COUNT_COLUMNS, ...AMOUNT_COLUMNS].map((c) => `${c} = t.${c} + excluded.${c}`).join(",\n  ")}
   returning 1
 ),
-${coarseRollupCtes("input", [...COUNT_COLUMNS, ...AMOUNT_COLUMNS], "daily")}
-select count(*)::int as n from ${LAST_COARSE_CTE}`,
+${coarseRollupCtes("input", [...COUNT_COLUMNS, ...AMOUNT_COLUMNS], "daily")},
+currencies as (
+  insert into report_currencies (tenant_id, currency)
+  select distinct r.tenant_id, r.currency from input r
+  where r.currency <> '' and (select count(*) from ${LAST_COARSE_CTE}) >= 0
+  order by 1, 2
+  on conflict do nothing
+  returning 1
+)
+select count(*)::int as n from currencies`,
 );
 
 /** Counts to add to one rollup row. Amounts are decimal strings (numeric, never float). */
@@ -195,6 +219,7 @@ function keyString(key: RollupKey): string {
     key.trafficSourceId,
     key.trackerId,
     key.country,
+    key.currency,
   ].join("|");
 }
 
@@ -257,6 +282,7 @@ export class RollupBatch {
       rows.map((r) => r.key.trafficSourceId),
       rows.map((r) => r.key.trackerId),
       rows.map((r) => r.key.country),
+      rows.map((r) => r.key.currency),
       rows.map((r) => r.delta.clicks),
       rows.map((r) => r.delta.uniqueClicks),
       ...types.map((type) => rows.map((r) => r.delta.counts[type] ?? 0)),

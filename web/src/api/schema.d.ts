@@ -4057,6 +4057,8 @@ export interface paths {
                      * @example 2026-11-01
                      */
                     comparisonTo?: string;
+                    /** @description ISO 4217 code the amounts are shown in, each converted at the rate of its event's UTC day; default the reportingCurrency setting */
+                    currency?: string;
                     /** @description Page size, 1-500 (default 50) */
                     limit?: number;
                     /**
@@ -4162,6 +4164,20 @@ export interface paths {
                                 url: string;
                             }[];
                             message: string;
+                            /** @description What the answer's money and time are in */
+                            meta: {
+                                /** @description ISO 4217 code every amount of the answer is in */
+                                currency: string;
+                                /** @description The IANA time zone the report's days and windows are read in */
+                                timeZone: string;
+                                /** @description Amounts left out of the sums for want of a rate, by currency; empty when everything converted */
+                                unconverted: {
+                                    /** @description How many of its conversions were left out of the converted sums */
+                                    conversions: number;
+                                    /** @description A currency with no exchange rate on or before some of its days */
+                                    currency: string;
+                                }[];
+                            };
                             pagination: {
                                 limit: number;
                                 offset: number;
@@ -4345,6 +4361,8 @@ export interface paths {
                      * @example 2026-11-01
                      */
                     comparisonTo?: string;
+                    /** @description ISO 4217 code the amounts are shown in, each converted at the rate of its event's UTC day; default the reportingCurrency setting */
+                    currency?: string;
                     /** @description Page size, 1-500 (default 50) */
                     limit?: number;
                     /**
@@ -4451,6 +4469,20 @@ export interface paths {
                                 username: string | null;
                             }[];
                             message: string;
+                            /** @description What the answer's money and time are in */
+                            meta: {
+                                /** @description ISO 4217 code every amount of the answer is in */
+                                currency: string;
+                                /** @description The IANA time zone the report's days and windows are read in */
+                                timeZone: string;
+                                /** @description Amounts left out of the sums for want of a rate, by currency; empty when everything converted */
+                                unconverted: {
+                                    /** @description How many of its conversions were left out of the converted sums */
+                                    conversions: number;
+                                    /** @description A currency with no exchange rate on or before some of its days */
+                                    currency: string;
+                                }[];
+                            };
                             pagination: {
                                 limit: number;
                                 offset: number;
@@ -8429,6 +8461,442 @@ export interface paths {
                 };
             };
         };
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/v1/exchange-rates": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** The exchange rates in force on a day (units per 1 EUR), as reports convert amounts with them */
+        get: {
+            parameters: {
+                query?: {
+                    /**
+                     * @description The day (UTC, YYYY-MM-DD) whose rates in force are shown; today unless given
+                     * @example 2026-11-27
+                     */
+                    date?: string;
+                };
+                header?: never;
+                path?: never;
+                cookie?: never;
+            };
+            requestBody?: never;
+            responses: {
+                /** @description Default Response */
+                200: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            /** @description Stable snake_case result code: ok, validation_error, unauthorized, ... */
+                            code: string;
+                            /** @description The exchange rates in force on one day */
+                            data: {
+                                /**
+                                 * @description Every rate is in units of its currency per 1 EUR
+                                 * @enum {string}
+                                 */
+                                base: "EUR";
+                                /**
+                                 * @description The day (UTC, YYYY-MM-DD) the rates are in force on
+                                 * @example 2026-11-27
+                                 */
+                                date: string;
+                                /**
+                                 * @description Every rate in force on the day, by ISO 4217 code: units of the currency per 1 EUR, the latest dated on or before the day (EUR is always 1)
+                                 * @example {
+                                 *       "EUR": 1,
+                                 *       "GBP": 0.8312,
+                                 *       "USD": 1.0412
+                                 *     }
+                                 */
+                                rates: {
+                                    [key: string]: number;
+                                };
+                                /**
+                                 * @description Where each rate comes from: `tenant` (this tenant's own, PUT /exchange-rates) or `reference` (the ECB's euro reference rates); the later day wins, on the same day the tenant's
+                                 * @example {
+                                 *       "EUR": "reference",
+                                 *       "GBP": "reference",
+                                 *       "USD": "tenant"
+                                 *     }
+                                 */
+                                sources: {
+                                    [key: string]: "tenant" | "reference";
+                                };
+                            };
+                            message: string;
+                        };
+                    };
+                };
+                /** @description Default Response */
+                400: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            /** @description Stable snake_case result code: ok, validation_error, unauthorized, ... */
+                            code: string;
+                            data: null | ({
+                                errors?: {
+                                    message: string;
+                                    path: string;
+                                }[];
+                                requestId?: string;
+                            } & {
+                                [key: string]: unknown;
+                            });
+                            /** @description Names the field, value or placeholder at fault */
+                            message: string;
+                        };
+                    };
+                };
+                /** @description Default Response */
+                401: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            /** @description Stable snake_case result code: ok, validation_error, unauthorized, ... */
+                            code: string;
+                            data: null | ({
+                                errors?: {
+                                    message: string;
+                                    path: string;
+                                }[];
+                                requestId?: string;
+                            } & {
+                                [key: string]: unknown;
+                            });
+                            /** @description Names the field, value or placeholder at fault */
+                            message: string;
+                        };
+                    };
+                };
+                /** @description Default Response */
+                403: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            /** @description Stable snake_case result code: ok, validation_error, unauthorized, ... */
+                            code: string;
+                            data: null | ({
+                                errors?: {
+                                    message: string;
+                                    path: string;
+                                }[];
+                                requestId?: string;
+                            } & {
+                                [key: string]: unknown;
+                            });
+                            /** @description Names the field, value or placeholder at fault */
+                            message: string;
+                        };
+                    };
+                };
+                /** @description Default Response */
+                404: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            /** @description Stable snake_case result code: ok, validation_error, unauthorized, ... */
+                            code: string;
+                            data: null | ({
+                                errors?: {
+                                    message: string;
+                                    path: string;
+                                }[];
+                                requestId?: string;
+                            } & {
+                                [key: string]: unknown;
+                            });
+                            /** @description Names the field, value or placeholder at fault */
+                            message: string;
+                        };
+                    };
+                };
+                /** @description Default Response */
+                429: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            /** @description Stable snake_case result code: ok, validation_error, unauthorized, ... */
+                            code: string;
+                            data: null | ({
+                                errors?: {
+                                    message: string;
+                                    path: string;
+                                }[];
+                                requestId?: string;
+                            } & {
+                                [key: string]: unknown;
+                            });
+                            /** @description Names the field, value or placeholder at fault */
+                            message: string;
+                        };
+                    };
+                };
+                /** @description Default Response */
+                500: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            /** @description Stable snake_case result code: ok, validation_error, unauthorized, ... */
+                            code: string;
+                            data: null | ({
+                                errors?: {
+                                    message: string;
+                                    path: string;
+                                }[];
+                                requestId?: string;
+                            } & {
+                                [key: string]: unknown;
+                            });
+                            /** @description Names the field, value or placeholder at fault */
+                            message: string;
+                        };
+                    };
+                };
+            };
+        };
+        /** Set the tenant's own exchange rates of a day; they win over the reference rates of that day */
+        put: {
+            parameters: {
+                query?: never;
+                header?: never;
+                path?: never;
+                cookie?: never;
+            };
+            requestBody: {
+                content: {
+                    "application/json": {
+                        /**
+                         * @description The day (UTC, YYYY-MM-DD) the rates are dated: in force from it until a later one
+                         * @example 2026-11-27
+                         */
+                        date: string;
+                        /**
+                         * @description The tenant's own rates of the day by ISO 4217 code, any case (usd is USD), at most 200; never EUR (always 1). A later PUT of the same day and code replaces the rate
+                         * @example {
+                         *       "USD": 1.0412,
+                         *       "GBP": 0.8312
+                         *     }
+                         */
+                        rates: {
+                            [key: string]: number;
+                        };
+                    };
+                };
+            };
+            responses: {
+                /** @description Default Response */
+                200: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            /** @description Stable snake_case result code: ok, validation_error, unauthorized, ... */
+                            code: string;
+                            /** @description The exchange rates in force on one day */
+                            data: {
+                                /**
+                                 * @description Every rate is in units of its currency per 1 EUR
+                                 * @enum {string}
+                                 */
+                                base: "EUR";
+                                /**
+                                 * @description The day (UTC, YYYY-MM-DD) the rates are in force on
+                                 * @example 2026-11-27
+                                 */
+                                date: string;
+                                /**
+                                 * @description Every rate in force on the day, by ISO 4217 code: units of the currency per 1 EUR, the latest dated on or before the day (EUR is always 1)
+                                 * @example {
+                                 *       "EUR": 1,
+                                 *       "GBP": 0.8312,
+                                 *       "USD": 1.0412
+                                 *     }
+                                 */
+                                rates: {
+                                    [key: string]: number;
+                                };
+                                /**
+                                 * @description Where each rate comes from: `tenant` (this tenant's own, PUT /exchange-rates) or `reference` (the ECB's euro reference rates); the later day wins, on the same day the tenant's
+                                 * @example {
+                                 *       "EUR": "reference",
+                                 *       "GBP": "reference",
+                                 *       "USD": "tenant"
+                                 *     }
+                                 */
+                                sources: {
+                                    [key: string]: "tenant" | "reference";
+                                };
+                            };
+                            message: string;
+                        };
+                    };
+                };
+                /** @description Default Response */
+                400: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            /** @description Stable snake_case result code: ok, validation_error, unauthorized, ... */
+                            code: string;
+                            data: null | ({
+                                errors?: {
+                                    message: string;
+                                    path: string;
+                                }[];
+                                requestId?: string;
+                            } & {
+                                [key: string]: unknown;
+                            });
+                            /** @description Names the field, value or placeholder at fault */
+                            message: string;
+                        };
+                    };
+                };
+                /** @description Default Response */
+                401: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            /** @description Stable snake_case result code: ok, validation_error, unauthorized, ... */
+                            code: string;
+                            data: null | ({
+                                errors?: {
+                                    message: string;
+                                    path: string;
+                                }[];
+                                requestId?: string;
+                            } & {
+                                [key: string]: unknown;
+                            });
+                            /** @description Names the field, value or placeholder at fault */
+                            message: string;
+                        };
+                    };
+                };
+                /** @description Default Response */
+                403: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            /** @description Stable snake_case result code: ok, validation_error, unauthorized, ... */
+                            code: string;
+                            data: null | ({
+                                errors?: {
+                                    message: string;
+                                    path: string;
+                                }[];
+                                requestId?: string;
+                            } & {
+                                [key: string]: unknown;
+                            });
+                            /** @description Names the field, value or placeholder at fault */
+                            message: string;
+                        };
+                    };
+                };
+                /** @description Default Response */
+                404: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            /** @description Stable snake_case result code: ok, validation_error, unauthorized, ... */
+                            code: string;
+                            data: null | ({
+                                errors?: {
+                                    message: string;
+                                    path: string;
+                                }[];
+                                requestId?: string;
+                            } & {
+                                [key: string]: unknown;
+                            });
+                            /** @description Names the field, value or placeholder at fault */
+                            message: string;
+                        };
+                    };
+                };
+                /** @description Default Response */
+                429: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            /** @description Stable snake_case result code: ok, validation_error, unauthorized, ... */
+                            code: string;
+                            data: null | ({
+                                errors?: {
+                                    message: string;
+                                    path: string;
+                                }[];
+                                requestId?: string;
+                            } & {
+                                [key: string]: unknown;
+                            });
+                            /** @description Names the field, value or placeholder at fault */
+                            message: string;
+                        };
+                    };
+                };
+                /** @description Default Response */
+                500: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            /** @description Stable snake_case result code: ok, validation_error, unauthorized, ... */
+                            code: string;
+                            data: null | ({
+                                errors?: {
+                                    message: string;
+                                    path: string;
+                                }[];
+                                requestId?: string;
+                            } & {
+                                [key: string]: unknown;
+                            });
+                            /** @description Names the field, value or placeholder at fault */
+                            message: string;
+                        };
+                    };
+                };
+            };
+        };
+        post?: never;
         delete?: never;
         options?: never;
         head?: never;
@@ -12693,6 +13161,8 @@ export interface paths {
                      * @example 2026-11-01
                      */
                     conversionDateTo?: string;
+                    /** @description ISO 4217 code the amounts are shown in, each converted at the rate of its event's UTC day; default the reportingCurrency setting */
+                    currency?: string;
                     /** @description Breakdowns, comma-separated: date, week, month, brand, program, account, link, trafficSource, tracker, country, conversionType */
                     fields?: string;
                     /** @description Rows, 1 to 999 (default 100) (default 100) */
@@ -12735,6 +13205,20 @@ export interface paths {
                                 rows: unknown[][];
                             };
                             message: string;
+                            /** @description What the answer's money and time are in */
+                            meta: {
+                                /** @description ISO 4217 code every amount of the answer is in */
+                                currency: string;
+                                /** @description The IANA time zone the report's days and windows are read in */
+                                timeZone: string;
+                                /** @description Amounts left out of the sums for want of a rate, by currency; empty when everything converted */
+                                unconverted: {
+                                    /** @description How many of its conversions were left out of the converted sums */
+                                    conversions: number;
+                                    /** @description A currency with no exchange rate on or before some of its days */
+                                    currency: string;
+                                }[];
+                            };
                             pagination: {
                                 limit: number;
                                 offset: number;
@@ -12933,6 +13417,8 @@ export interface paths {
                                 name: string;
                                 /** @description Where programs send conversions; {postbackKey} is the secret shown once when it is rotated */
                                 postbackUrlTemplate: string;
+                                /** @description ISO 4217 code reports show amounts in, each converted at the rate of its event's day; defaultCurrency unless set */
+                                reportingCurrency: string;
                                 /** Format: date-time */
                                 updatedAt: string;
                                 /** @description Postbacks per calendar month (UTC); null is unlimited */
@@ -13087,7 +13573,7 @@ export interface paths {
         delete?: never;
         options?: never;
         head?: never;
-        /** Change the tenant's settings: defaultCurrency */
+        /** Change the tenant's settings: defaultCurrency, reportingCurrency */
         patch: {
             parameters: {
                 query?: never;
@@ -13100,6 +13586,8 @@ export interface paths {
                     "application/json": {
                         /** @description ISO 4217 code, any case (eur is EUR) */
                         defaultCurrency?: string;
+                        /** @description ISO 4217 code, any case; null goes back to defaultCurrency */
+                        reportingCurrency?: string | null;
                     };
                 };
             };
@@ -13128,6 +13616,8 @@ export interface paths {
                                 name: string;
                                 /** @description Where programs send conversions; {postbackKey} is the secret shown once when it is rotated */
                                 postbackUrlTemplate: string;
+                                /** @description ISO 4217 code reports show amounts in, each converted at the rate of its event's day; defaultCurrency unless set */
+                                reportingCurrency: string;
                                 /** Format: date-time */
                                 updatedAt: string;
                                 /** @description Postbacks per calendar month (UTC); null is unlimited */

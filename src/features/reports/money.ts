@@ -1,0 +1,202 @@
+/**
+ * Money in one currency: each amount converted from its own currency at the rate in force on its
+ * event's UTC day (the latest rate dated on or before it; a tenant's own rate wins over the
+ * reference rate of the same day). The rollups keep amounts per currency and never converted, so
+ * a new rate or another reporting currency applies to history at the next report.
+ */
+import type { Queryable } from "../../platform/db/index.js";
+import { DAY_MS } from "../../platform/durations.js";
+import { ApiError } from "../../platform/http/errors.js";
+import { REPORT_MEASURES } from "../tracking/rollups.js";
+import type { RollupSource, WindowRows } from "./sources.js";
+
+const CURRENCIES: ReadonlySet<string> = new Set(Intl.supportedValuesOf("currency"));
+
+/** An ISO 4217 code as a parameter names it, upper-cased; a 400 naming `field` when unknown. */
+export function currencyCode(field: string, value: string): string {
+  const code = value.trim().toUpperCase();
+  if (!/^[A-Z]{3}$/.test(code) || !CURRENCIES.has(code)) {
+    throw ApiError.validation(field, `must be an ISO 4217 currency code such as EUR or USD, got '${value}'`);
+  }
+  return code;
+}
+
+/** The currency a report is in: the request's, else the tenant's reporting currency, else its default one. */
+export async function reportCurrency(db: Queryable, tenantId: string, requested: string | undefined): Promise<string> {
+  if (requested !== undefined) return currencyCode("currency", requested);
+  const [row] = await db.query<{ currency: string }>(
+    "select coalesce(reporting_currency, default_currency) as currency from tenants where id = $1",
+    [tenantId],
+  );
+  return row?.currency ?? "USD";
+}
+
+/** The rate of `code` in force on `day` for the tenant `$1`: tenant and reference looked up apart, each through the key. */
+const rateAt = (code: string, day: string) => `(select z.rate from (
+    (select r.rate, r.day, 1 as own from exchange_rates r
+      where r.tenant_id = $1 and r.currency = ${code} and r.day <= ${day} order by r.day desc limit 1)
+    union all
+    (select r.rate, r.day, 0 from exchange_rates r
+      where r.tenant_id = '' and r.currency = ${code} and r.day <= ${day} order by r.day desc limit 1)
+  ) z order by z.day desc, z.own desc limit 1)`;
+
+const euroOr = (code: string, day: string) => `case when ${code} = 'EUR' then 1::numeric else ${rateAt(code, day)} end`;
+
+/**
+ * For every currency the tenant has amounts in but `$2`, and every UTC day of `$3`..`$4` within
+ * the days it has rows in `rollup` (the one the report reads): the factor from that currency to
+ * `$2` (null without a rate).
+ */
+const factorsSql = (rollup: string) => `select d.day::date::text as day, c.currency,
+    ${euroOr("$2", "d.day::date")} / ${euroOr("c.currency", "d.day::date")} as factor
+  from report_currencies c
+  cross join generate_series(
+    greatest($3::date, (select min(r.day) from ${rollup} r where r.tenant_id = $1)),
+    least($4::date, (select max(r.day) from ${rollup} r where r.tenant_id = $1)),
+    interval '1 day') as d (day)
+  where c.tenant_id = $1 and c.currency <> $2
+  order by 1, 2`;
+
+/** How a report converts its amounts: the factors of the days and currencies that need one. */
+export interface Conversion {
+  currency: string;
+  days: string[];
+  currencies: string[];
+  /** Decimal strings; null where no rate is in force. */
+  factors: (string | null)[];
+}
+
+const utcDay = (at: Date) => new Date(Math.floor(at.getTime() / DAY_MS) * DAY_MS).toISOString().slice(0, 10);
+
+/** The factors a report over `windows` needs to show its amounts in `currency` (one small query). */
+export async function planConversion(
+  db: Queryable,
+  tenantId: string,
+  currency: string,
+  windows: readonly { from: Date; to: Date }[],
+  rollup: RollupSource,
+): Promise<Conversion> {
+  if (windows.length === 0) return { currency, days: [], currencies: [], factors: [] };
+  const from = new Date(Math.min(...windows.map((w) => w.from.getTime())));
+  const to = new Date(Math.max(...windows.map((w) => w.to.getTime())));
+  const rows = await db.query<{ day: string; currency: string; factor: string | null }>(factorsSql(rollup.table), [
+    tenantId,
+    currency,
+    utcDay(from),
+    utcDay(to),
+  ]);
+  return {
+    currency,
+    days: rows.map((r) => r.day),
+    currencies: rows.map((r) => r.currency),
+    factors: rows.map((r) => r.factor),
+  };
+}
+
+/** Some amount of the window is in another currency than the report's: the report adds its conversion. */
+export const converts = (conversion: Conversion): boolean => conversion.days.length > 0;
+
+const AMOUNTS: ReadonlySet<string> = new Set(REPORT_MEASURES.filter((m) => m.endsWith("_amount")));
+const CONVERSION_COUNTS = REPORT_MEASURES.filter((m) => m.endsWith("_count"));
+
+/** A report's rows as a `from` and the conditions that select them. */
+export interface SelectedRows {
+  from: string;
+  where: string;
+}
+
+/**
+ * The rows of a window with every amount in the report's currency: `rows` as the report reads them
+ * (blocks of days where current, amounts as stored in each currency), and for each day row of the
+ * same window (`days`, read as single days) in another currency, a row that turns its amount into
+ * the converted one: the amount times (factor - 1), or times -1 where no rate is in force (left
+ * out). Those rows count nothing (their counts and day_rows are 0), so the counts, and the blocks
+ * that make a long window cheap, are what they would be without conversion; only the rows in other
+ * currencies are read as days (through the rollups' partial indexes on rows with an amount).
+ * `params` are the ones `rows` and `days` use; the factors' are added to them.
+ */
+export function convertedRows(
+  rows: SelectedRows & { signed: boolean },
+  days: SelectedRows,
+  source: RollupSource,
+  conversion: Conversion,
+  params: unknown[],
+): WindowRows {
+  const param = (value: unknown) => {
+    params.push(value);
+    return `$${params.length}`;
+  };
+  const others = [...new Set(conversion.currencies)];
+  const columns = [
+    "tenant_id",
+    ...(source.spanned ? ["span"] : []),
+    "day",
+    ...source.columns,
+    ...REPORT_MEASURES,
+    ...(source.spanned ? ["day_rows"] : []),
+  ];
+  const difference = columns.map((c) => {
+    if (AMOUNTS.has(c)) return `m.${c} * (coalesce(f.factor, 0) - 1) as ${c}`;
+    if (c.endsWith("_count") || c === "clicks" || c === "unique_clicks") return `0::bigint as ${c}`;
+    if (c === "day_rows") return `0 as ${c}`;
+    return `m.${c}`;
+  });
+  return {
+    from: `(select ${columns.map((c) => `m.${c}`).join(", ")} from ${rows.from} m where ${rows.where}
+      union all
+      select ${difference.join(", ")}
+        from ${days.from} m
+        left join unnest(${param(conversion.days)}::date[], ${param(conversion.currencies)}::text[], ${param(conversion.factors)}::numeric[])
+          as f (day, currency, factor) on f.day = m.day and f.currency = m.currency
+       where ${days.where} and m.currency <> '' and m.currency = any(${param(others)}::text[]))`,
+    signed: rows.signed,
+  };
+}
+
+/** A currency whose amounts a report left out for want of a rate, with how many conversions they were. */
+export interface Unconverted {
+  currency: string;
+  conversions: number;
+}
+
+/**
+ * The conversions of the window (`from` and `where` as the report reads them, unconverted, over
+ * days) whose currency had no rate on their day, by currency. Read only when some factor is missing.
+ */
+export async function unconvertedOf(
+  db: Queryable,
+  conversion: Conversion,
+  read: SelectedRows & { params: unknown[] },
+): Promise<Unconverted[]> {
+  const missing = conversion.factors.flatMap((f, i) => (f === null ? [i] : []));
+  if (missing.length === 0) return [];
+  const params = [...read.params];
+  params.push(
+    missing.map((i) => conversion.days[i]),
+    missing.map((i) => conversion.currencies[i]),
+  );
+  const rows = await db.query<{ currency: string; conversions: number }>(
+    `select m.currency, sum(${CONVERSION_COUNTS.map((c) => `m.${c}`).join(" + ")})::float8 as conversions
+       from ${read.from} m
+      where ${read.where}
+        and (m.day, m.currency) in (select * from unnest($${params.length - 1}::date[], $${params.length}::text[]))
+      group by 1 having sum(${CONVERSION_COUNTS.map((c) => `m.${c}`).join(" + ")}) > 0
+      order by 1`,
+    params,
+  );
+  return rows.map((r) => ({ currency: r.currency, conversions: Number(r.conversions) }));
+}
+
+/** What a report's answer says of its money and time, beside `data`. */
+export interface ReportMeta {
+  timeZone: string;
+  currency: string;
+  unconverted: Unconverted[];
+}
+
+/** A report's meta: its days are UTC days. */
+export const reportMeta = (currency: string, unconverted: Unconverted[]): ReportMeta => ({
+  timeZone: "UTC",
+  currency,
+  unconverted,
+});
