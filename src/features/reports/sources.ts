@@ -1,7 +1,15 @@
 import type { Queryable } from "../../platform/db/index.js";
 import type { Conditions } from "../../platform/db/paging.js";
 import { DAY_MS } from "../../platform/durations.js";
-import { COARSE_ROLLUPS, DAY_ROWS, EPOCH_DAYS, REPORT_MEASURES, ROLLUP_SPANS, TAIL_DAYS } from "../tracking/rollups.js";
+import {
+  COARSE_ROLLUPS,
+  DAILY_DIMENSIONS,
+  DAY_ROWS,
+  EPOCH_DAYS,
+  REPORT_MEASURES,
+  ROLLUP_SPANS,
+  TAIL_DAYS,
+} from "../tracking/rollups.js";
 
 /** A rollup table a report can read: its dimension columns (besides tenant_id and the day). */
 export interface RollupSource {
@@ -13,16 +21,7 @@ export interface RollupSource {
 
 const DAILY: RollupSource = {
   table: "daily_rollups",
-  columns: new Set([
-    "account_id",
-    "link_id",
-    "brand_id",
-    "program_id",
-    "traffic_source_id",
-    "tracker_id",
-    "country",
-    "currency",
-  ]),
+  columns: new Set(DAILY_DIMENSIONS),
   spanned: false,
 };
 

@@ -41,6 +41,8 @@ const KEY_COLUMNS = [
   "country",
   "currency",
 ];
+/** daily_rollups' dimensions: its key after the tenant and the day. */
+export const DAILY_DIMENSIONS: readonly string[] = KEY_COLUMNS.slice(2);
 const COUNT_COLUMNS = ["clicks", "unique_clicks", ...TYPE_COLUMNS.map((c) => `${c}_count`)];
 const AMOUNT_COLUMNS = TYPE_COLUMNS.map((c) => `${c}_amount`);
 const ALL_COLUMNS = [...KEY_COLUMNS, ...COUNT_COLUMNS, ...AMOUNT_COLUMNS];
