@@ -202,7 +202,7 @@ describe("2. absent is null, not zero", () => {
     const clickId = await clickThrough(t, cat);
     const day = t.clock.now().toISOString().slice(0, 10);
     expect((await api(who, { type: "Deposit", clickId })).statusCode).toBe(201);
-    expect((await api(who, { type: "Deposit", clickId, value: "2.5", currency: "EUR" })).statusCode).toBe(201);
+    expect((await api(who, { type: "Deposit", clickId, value: "2.5", currency: "USD" })).statusCode).toBe(201);
     expect((await api(who, { type: "CpaCommission", clickId })).statusCode).toBe(201);
     const res = await t.call({
       method: "GET",
