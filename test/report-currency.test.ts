@@ -106,13 +106,16 @@ describe("a report's amounts", () => {
       expect(res.statusCode, res.body).toBe(200);
       return res.json().data;
     };
-    expect((await patch("gbp")).reportingCurrency).toBe("GBP");
+    const set = await patch("gbp");
+    expect(set.reportingCurrency).toBe("GBP");
+    expect(set.reportingCurrencyFollowsDefault).toBe(false);
     const inPounds = await get(PERFORMANCE, { ...WINDOW, stats: "depositAmount" });
     // 100 x 0.80/1.10 + 100 + 100 + 50 x 0.75
     expect(inPounds.json().data).toEqual([{ depositAmount: 310.2273 }]);
     expect(inPounds.json().meta.currency).toBe("GBP");
     const settings = await patch(null);
     expect(settings.reportingCurrency).toBe(settings.defaultCurrency);
+    expect(settings.reportingCurrencyFollowsDefault).toBe(true);
     const inDollars = await get(PERFORMANCE, { ...WINDOW, stats: "depositAmount" });
     expect(inDollars.json().data).toEqual([{ depositAmount: 457.5 }]);
   });

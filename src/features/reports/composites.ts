@@ -3,17 +3,8 @@ import { Conditions } from "../../platform/db/paging.js";
 import { containsPattern } from "../../platform/db/search.js";
 import { ApiError } from "../../platform/http/errors.js";
 import { catalogItemOf } from "../catalog/index.js";
-import { addExactWindow } from "./exact-window.js";
-import {
-  convertedRows,
-  converts,
-  planConversion,
-  type ReportMeta,
-  reportCurrency,
-  reportMeta,
-  type Unconverted,
-  unconvertedOf,
-} from "./money.js";
+import { selectWindow } from "./exact-window.js";
+import { planConversion, type ReportMeta, reportMeta, rowsInCurrency, unconvertedOf } from "./money.js";
 import {
   CURRENCY_PARAM,
   dateWindow,
@@ -171,23 +162,20 @@ export async function runComposite(
   const where = filter.sql;
   const filtered = values.length;
   const rollup = chooseRollup([kind.rollupKey]);
-  const currency = await reportCurrency(db, tenantId, params.currency as string | undefined);
   const conversion = await planConversion(
     db,
     tenantId,
-    currency,
+    params.currency as string | undefined,
     comparison ? [metrics, comparison] : [metrics],
     rollup,
   );
   const blockState = rollup.spanned ? await readBlockState(db, tenantId, rollup.table) : NO_BLOCKS;
   // What the metrics window left out for want of a rate, read as days (only when a factor is missing).
-  const own = new Conditions("m.tenant_id = $1", tenantId);
-  const metricDays = addExactWindow(own, rollup, metrics, true, NO_BLOCKS, now);
-  const unconverted: Unconverted[] = await unconvertedOf(db, conversion, {
-    from: metricDays.from,
-    where: own.sql,
-    params: own.params,
-  });
+  const unconverted = await unconvertedOf(
+    db,
+    conversion,
+    selectWindow(rollup, metrics, true, NO_BLOCKS, now, [tenantId]),
+  );
   const key = `m.${kind.rollupKey}`;
   /** Each window's rows as read (its parameters added to `values` once), by the window. */
   const reads = new Map<object, { from: string; where: string }>();
@@ -195,28 +183,14 @@ export async function runComposite(
   const windowSql = (window: { from: Date; to: Date }, pageOnly: boolean) => {
     let read = reads.get(window);
     if (read === undefined) {
-      const conditions = new Conditions("m.tenant_id = $1", ...values);
       // Every account (link) of the catalog is shown, so a group summing to nothing needs no hiding.
-      // Exactly the window's instants: whole days from the rollups, partial edge days from the raw events.
-      const rows = addExactWindow(conditions, rollup, window, false, blockState, now);
-      if (converts(conversion)) {
-        // The amounts in other currencies converted day by day (see convertedRows).
-        const days = new Conditions("m.tenant_id = $1", ...conditions.params);
-        const dayRows = addExactWindow(days, rollup, window, true, NO_BLOCKS, now);
-        const selected = { ...rows, where: conditions.sql };
-        const { from } = convertedRows(
-          selected,
-          { from: dayRows.from, where: days.sql },
-          rollup,
-          conversion,
-          days.params,
-        );
-        values.push(...days.params.slice(values.length));
-        read = { from, where: "m.tenant_id = $1" };
-      } else {
-        values.push(...conditions.params.slice(values.length));
-        read = { from: rows.from, where: conditions.sql };
-      }
+      // Exactly the window's instants: whole days from the rollups, partial edge days from the raw
+      // events; amounts in the report's currency.
+      const select = (byDay: boolean, after: readonly unknown[]) =>
+        selectWindow(rollup, window, byDay, blockState, now, after);
+      const rows = rowsInCurrency(select, false, rollup, conversion, values);
+      values.push(...rows.params.slice(values.length));
+      read = { from: rows.from, where: rows.where };
       reads.set(window, read);
     }
     const page = pageOnly ? ` and ${key} = any(array(select page.id from page))` : "";
@@ -265,5 +239,5 @@ export async function runComposite(
     );
     total = counted?.n ?? 0;
   }
-  return { items, pagination: { offset, limit, total }, meta: reportMeta(currency, unconverted) };
+  return { items, pagination: { offset, limit, total }, meta: reportMeta(conversion.currency, unconverted) };
 }

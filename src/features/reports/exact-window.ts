@@ -2,7 +2,7 @@ import { Conditions } from "../../platform/db/paging.js";
 import { DAY_MS } from "../../platform/durations.js";
 import { RAW_EVENT_RETENTION_DAYS } from "../tracking/retention.js";
 import { REPORT_MEASURES } from "../tracking/rollups.js";
-import { addWindow, type BlockState, dayString, type RollupSource, type WindowRows } from "./sources.js";
+import { addWindow, type BlockState, dayString, NO_BLOCKS, type RollupSource, type WindowRows } from "./sources.js";
 
 /** A part of a window read from the raw events: from `from` to `to` (inclusive, or not when `open`). */
 export interface RawRange {
@@ -160,4 +160,27 @@ export function addExactWindow(
     );
   }
   return { from: `(${[...branches, ...raw].join(" union all ")})`, signed };
+}
+
+/** A window's rows as a report reads them: `from`, the conditions on them, and every parameter. */
+export interface SelectedWindow extends WindowRows {
+  where: string;
+  params: unknown[];
+}
+
+/**
+ * addExactWindow over a fresh set of conditions on the tenant (`$1`, the first of `params`) and
+ * `params`' others: single days when `byDay` (no block read), else the blocks current in `state`.
+ */
+export function selectWindow(
+  source: RollupSource,
+  window: { from: Date; to: Date },
+  byDay: boolean,
+  state: BlockState,
+  now: Date,
+  params: readonly unknown[],
+): SelectedWindow {
+  const where = new Conditions("m.tenant_id = $1", ...params);
+  const rows = addExactWindow(where, source, window, byDay, byDay ? NO_BLOCKS : state, now);
+  return { ...rows, where: where.sql, params: where.params };
 }

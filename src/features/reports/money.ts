@@ -8,6 +8,7 @@ import type { Queryable } from "../../platform/db/index.js";
 import { DAY_MS } from "../../platform/durations.js";
 import { ApiError } from "../../platform/http/errors.js";
 import { REPORT_MEASURES } from "../tracking/rollups.js";
+import type { SelectedWindow } from "./exact-window.js";
 import type { RollupSource, WindowRows } from "./sources.js";
 
 const CURRENCIES: ReadonlySet<string> = new Set(Intl.supportedValuesOf("currency"));
@@ -22,7 +23,7 @@ export function currencyCode(field: string, value: string): string {
 }
 
 /** The currency a report is in: the request's, else the tenant's reporting currency, else its default one. */
-export async function reportCurrency(db: Queryable, tenantId: string, requested: string | undefined): Promise<string> {
+async function reportCurrency(db: Queryable, tenantId: string, requested: string | undefined): Promise<string> {
   if (requested !== undefined) return currencyCode("currency", requested);
   const [row] = await db.query<{ currency: string }>(
     "select coalesce(reporting_currency, default_currency) as currency from tenants where id = $1",
@@ -68,14 +69,19 @@ export interface Conversion {
 
 const utcDay = (at: Date) => new Date(Math.floor(at.getTime() / DAY_MS) * DAY_MS).toISOString().slice(0, 10);
 
-/** The factors a report over `windows` needs to show its amounts in `currency` (one small query). */
+/**
+ * The currency a report is in (`requested`, else the tenant's setting) and the factors a report
+ * over `windows` needs to show its amounts in it (one small query; none without windows, for a
+ * report that shows no amount).
+ */
 export async function planConversion(
   db: Queryable,
   tenantId: string,
-  currency: string,
+  requested: string | undefined,
   windows: readonly { from: Date; to: Date }[],
   rollup: RollupSource,
 ): Promise<Conversion> {
+  const currency = await reportCurrency(db, tenantId, requested);
   if (windows.length === 0) return { currency, days: [], currencies: [], factors: [] };
   const from = new Date(Math.min(...windows.map((w) => w.from.getTime())));
   const to = new Date(Math.max(...windows.map((w) => w.to.getTime())));
@@ -115,7 +121,7 @@ export interface SelectedRows {
  * currencies are read as days (through the rollups' partial indexes on rows with an amount).
  * `params` are the ones `rows` and `days` use; the factors' are added to them.
  */
-export function convertedRows(
+function convertedRows(
   rows: SelectedRows & { signed: boolean },
   days: SelectedRows,
   source: RollupSource,
@@ -151,6 +157,25 @@ export function convertedRows(
        where ${days.where} and m.currency <> '' and m.currency = any(${param(others)}::text[]))`,
     signed: rows.signed,
   };
+}
+
+/**
+ * The rows a report reads over a window, amounts in its currency: `select(byDay, params)` as the
+ * report reads them (blocks where current), plus, when some amount is in another currency, the
+ * differences convertedRows adds from the same window read as days. After `params`.
+ */
+export function rowsInCurrency(
+  select: (byDay: boolean, params: readonly unknown[]) => SelectedWindow,
+  byDay: boolean,
+  source: RollupSource,
+  conversion: Conversion,
+  params: readonly unknown[],
+): SelectedWindow {
+  const rows = select(byDay, params);
+  if (!converts(conversion)) return rows;
+  const days = select(true, rows.params);
+  const converted = convertedRows(rows, days, source, conversion, days.params);
+  return { ...converted, where: "m.tenant_id = $1", params: days.params };
 }
 
 /** A currency whose amounts a report left out for want of a rate, with how many conversions they were. */

@@ -3,17 +3,8 @@ import { Conditions } from "../../platform/db/paging.js";
 import { ApiError } from "../../platform/http/errors.js";
 import type { CONVERSION_TYPES } from "../tracking/index.js";
 import { DAY_ROWS } from "../tracking/rollups.js";
-import { addExactWindow } from "./exact-window.js";
-import {
-  convertedRows,
-  converts,
-  planConversion,
-  type ReportMeta,
-  reportCurrency,
-  reportMeta,
-  type Unconverted,
-  unconvertedOf,
-} from "./money.js";
+import { type SelectedWindow, selectWindow } from "./exact-window.js";
+import { planConversion, type ReportMeta, reportMeta, rowsInCurrency, unconvertedOf } from "./money.js";
 import {
   CURRENCY_PARAM,
   dateWindow,
@@ -432,39 +423,30 @@ export async function runPerformance(
   );
   for (const [param, column] of Object.entries(FILTER_COLUMNS)) if (params[param] !== undefined) columns.add(column);
   const rollup = chooseRollup(columns);
-  const currency = await reportCurrency(db, tenantId, params.currency as string | undefined);
-  const conversion = await planConversion(db, tenantId, currency, stats.some(isMoney) ? [window] : [], rollup);
+  const conversion = await planConversion(
+    db,
+    tenantId,
+    params.currency as string | undefined,
+    stats.some(isMoney) ? [window] : [],
+    rollup,
+  );
   const byDay = fields.some((f) => TIME_FIELDS.has(f.name));
   const blockState = rollup.spanned && !byDay ? await readBlockState(db, tenantId, rollup.table) : NO_BLOCKS;
   /** The window's rows, exactly its instants: whole days from the rollups, partial edge days from the raw events. */
-  const windowRows = (byDays: boolean, params: unknown[]) => {
-    const where = new Conditions("m.tenant_id = $1", ...params);
-    const rows = addExactWindow(where, rollup, window, byDays, byDays ? NO_BLOCKS : blockState, now);
-    return { ...rows, where: where.sql, params: where.params };
-  };
-  /** `first` and the report's filters, over `values` and theirs. */
-  const filtered = (first: string, values: unknown[]) => {
-    const where = new Conditions(first, ...values);
+  const select = (byDays: boolean, values: readonly unknown[]) =>
+    selectWindow(rollup, window, byDays, blockState, now, values);
+  /** `rows` and the report's filters. */
+  const filtered = (rows: SelectedWindow) => {
+    const where = new Conditions(rows.where, ...rows.params);
     for (const [param, column] of Object.entries(FILTER_COLUMNS)) where.add(`m.${column} = $`, params[param]);
     return where;
   };
-  let read: WindowRows;
-  let filter: Conditions;
-  let unconverted: Unconverted[] = [];
-  if (converts(conversion)) {
-    // The amounts in other currencies converted day by day (see convertedRows).
-    const rows = windowRows(byDay, [tenantId]);
-    const days = windowRows(true, rows.params);
-    read = convertedRows(rows, days, rollup, conversion, days.params);
-    filter = filtered("m.tenant_id = $1", days.params);
-    const left = windowRows(true, [tenantId]);
-    const where = filtered(left.where, left.params);
-    unconverted = await unconvertedOf(db, conversion, { from: left.from, where: where.sql, params: where.params });
-  } else {
-    const rows = windowRows(byDay, [tenantId]);
-    read = rows;
-    filter = filtered(rows.where, rows.params);
-  }
+  const read = rowsInCurrency(select, byDay, rollup, conversion, [tenantId]);
+  const filter = filtered(read);
+  // What had no rate, read as days with the report's filters (only when some factor is missing).
+  const days = select(true, [tenantId]);
+  const left = filtered(days);
+  const unconverted = await unconvertedOf(db, conversion, { from: days.from, where: left.sql, params: left.params });
   const values = filter.params;
   values.push(offset, limit);
   // The placeholders of the page's offset and limit.
@@ -487,7 +469,7 @@ export async function runPerformance(
     return rest;
   });
   const pagination = { offset, limit, total };
-  const meta: ReportMeta = reportMeta(currency, unconverted);
+  const meta: ReportMeta = reportMeta(conversion.currency, unconverted);
   if (params.responseType === "table") {
     const columns = [...fields.map((f) => f.name), ...stats.map((s) => s.name)];
     return { data: { columns, rows: json.map((row) => columns.map((c) => row[c] ?? null)) }, pagination, meta };

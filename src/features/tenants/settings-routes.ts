@@ -22,6 +22,9 @@ const Settings = Type.Object({
     description:
       "ISO 4217 code reports show amounts in, each converted at the rate of its event's day; defaultCurrency unless set",
   }),
+  reportingCurrencyFollowsDefault: Type.Boolean({
+    description: "True when no reporting currency is set: reportingCurrency is defaultCurrency and follows its changes",
+  }),
   postbackUrlTemplate: Type.String({
     description: "Where programs send conversions; {postbackKey} is the secret shown once when it is rotated",
   }),
@@ -61,6 +64,7 @@ export function settingsRoutes(ctx: SettingsRouteDeps): FastifyPluginAsyncTypebo
       ...tenant,
       defaultCurrency: money.defaultCurrency,
       reportingCurrency: money.reportingCurrency ?? money.defaultCurrency,
+      reportingCurrencyFollowsDefault: money.reportingCurrency === null,
       postbackUrlTemplate: `${base}/postback/{postbackKey}?${parameters}`,
     };
   };

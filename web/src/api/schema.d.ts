@@ -13419,6 +13419,8 @@ export interface paths {
                                 postbackUrlTemplate: string;
                                 /** @description ISO 4217 code reports show amounts in, each converted at the rate of its event's day; defaultCurrency unless set */
                                 reportingCurrency: string;
+                                /** @description True when no reporting currency is set: reportingCurrency is defaultCurrency and follows its changes */
+                                reportingCurrencyFollowsDefault: boolean;
                                 /** Format: date-time */
                                 updatedAt: string;
                                 /** @description Postbacks per calendar month (UTC); null is unlimited */
@@ -13618,6 +13620,8 @@ export interface paths {
                                 postbackUrlTemplate: string;
                                 /** @description ISO 4217 code reports show amounts in, each converted at the rate of its event's day; defaultCurrency unless set */
                                 reportingCurrency: string;
+                                /** @description True when no reporting currency is set: reportingCurrency is defaultCurrency and follows its changes */
+                                reportingCurrencyFollowsDefault: boolean;
                                 /** Format: date-time */
                                 updatedAt: string;
                                 /** @description Postbacks per calendar month (UTC); null is unlimited */
