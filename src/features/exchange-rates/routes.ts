@@ -1,6 +1,7 @@
 import type { FastifyPluginAsyncTypebox } from "@fastify/type-provider-typebox";
 import { Type } from "typebox";
 import type { AppContext } from "../../context.js";
+import { currencyCode } from "../../platform/currency.js";
 import { parseDateBound } from "../../platform/http/dates.js";
 import { Envelope, errorResponses, ok } from "../../platform/http/envelope.js";
 import { ApiError } from "../../platform/http/errors.js";
@@ -8,7 +9,6 @@ import { actorOf } from "../audit/index.js";
 import { callerOf } from "../auth/index.js";
 import { ratesInForce, setTenantRates } from "./service.js";
 
-const CURRENCIES: ReadonlySet<string> = new Set(Intl.supportedValuesOf("currency"));
 /** Codes one PUT may set. */
 const MAX_CODES = 200;
 /** Rates are stored as numeric(30, 10): a smaller one would be stored as 0. */
@@ -72,11 +72,9 @@ function parseRates(rates: Readonly<Record<string, number>>): Record<string, num
   const sentAs = new Map<string, string>();
   for (const [key, rate] of Object.entries(rates)) {
     const field = `rates.${key.slice(0, 40)}`;
-    const code = key.trim().toUpperCase();
+    const code = currencyCode(key.trim());
     if (code === "EUR") throw ApiError.validation(field, "is always 1 (every rate is per 1 EUR): leave it out");
-    if (!/^[A-Z]{3}$/.test(code) || !CURRENCIES.has(code)) {
-      throw ApiError.validation(field, `'${key.slice(0, 40)}' is not an ISO 4217 currency code`);
-    }
+    if (code === null) throw ApiError.validation(field, `'${key.slice(0, 40)}' is not an ISO 4217 currency code`);
     const earlier = sentAs.get(code);
     if (earlier !== undefined) throw ApiError.validation(field, `names the same currency as rates.${earlier}`);
     sentAs.set(code, key);

@@ -108,7 +108,7 @@ function measure(kind: "clicks" | "conversions", column: (typeof REPORT_MEASURES
  * paged reports (bench/reports, the *-hours shapes). The tenant is `$1` of `filter`, as addWindow
  * assumes too.
  */
-export function addExactWindow(
+function addExactWindow(
   filter: Conditions,
   source: RollupSource,
   window: { from: Date; to: Date },

@@ -4,6 +4,7 @@
  * reference rate of the same day). The rollups keep amounts per currency and never converted, so
  * a new rate or another reporting currency applies to history at the next report.
  */
+import { currencyCode } from "../../platform/currency.js";
 import type { Queryable } from "../../platform/db/index.js";
 import { DAY_MS } from "../../platform/durations.js";
 import { ApiError } from "../../platform/http/errors.js";
@@ -11,20 +12,15 @@ import { REPORT_MEASURES } from "../tracking/rollups.js";
 import type { SelectedWindow } from "./exact-window.js";
 import type { RollupSource, WindowRows } from "./sources.js";
 
-const CURRENCIES: ReadonlySet<string> = new Set(Intl.supportedValuesOf("currency"));
-
-/** An ISO 4217 code as a parameter names it, upper-cased; a 400 naming `field` when unknown. */
-export function currencyCode(field: string, value: string): string {
-  const code = value.trim().toUpperCase();
-  if (!/^[A-Z]{3}$/.test(code) || !CURRENCIES.has(code)) {
-    throw ApiError.validation(field, `must be an ISO 4217 currency code such as EUR or USD, got '${value}'`);
-  }
-  return code;
-}
-
 /** The currency a report is in: the request's, else the tenant's reporting currency, else its default one. */
 async function reportCurrency(db: Queryable, tenantId: string, requested: string | undefined): Promise<string> {
-  if (requested !== undefined) return currencyCode("currency", requested);
+  if (requested !== undefined) {
+    const code = currencyCode(requested.trim());
+    if (code === null) {
+      throw ApiError.validation("currency", `must be an ISO 4217 currency code such as EUR or USD, got '${requested}'`);
+    }
+    return code;
+  }
   const [row] = await db.query<{ currency: string }>(
     "select coalesce(reporting_currency, default_currency) as currency from tenants where id = $1",
     [tenantId],

@@ -1,3 +1,4 @@
+import { currencyCode } from "../../platform/currency.js";
 import { DAY_MS } from "../../platform/durations.js";
 import { parseDateTime } from "../../platform/http/dates.js";
 import {
@@ -45,7 +46,6 @@ export class ConversionInputError extends Error {
   }
 }
 
-const CURRENCIES: ReadonlySet<string> = new Set(Intl.supportedValuesOf("currency"));
 const DECIMAL = /^-?(0|[1-9][0-9]{0,14})(\.[0-9]{1,4})?$/;
 
 /**
@@ -108,8 +108,8 @@ function readValue(raw: unknown, type: ConversionType, path: string): string | n
 function readCurrency(raw: unknown, path: string): string | null {
   const text = optionalText(raw, path, 3);
   if (text === null) return null;
-  const code = text.toUpperCase();
-  if (!CURRENCIES.has(code)) throw new ConversionInputError(path, `'${text}' is not an ISO 4217 currency code`);
+  const code = currencyCode(text);
+  if (code === null) throw new ConversionInputError(path, `'${text}' is not an ISO 4217 currency code`);
   return code;
 }
 
