@@ -30,6 +30,15 @@ interface ApiRow {
   comparisonMetrics: Record<string, number>;
 }
 
+interface ApiMeta {
+  currency: string;
+  unconverted: { currency: string; conversions: number }[];
+}
+
+/** An amount as the dashboard shows it: Intl's currency style. */
+const money = (value: number | undefined, currency: string) =>
+  new Intl.NumberFormat("en-US", { style: "currency", currency }).format(value ?? Number.NaN);
+
 interface ShownRow {
   id: number;
   name: string;
@@ -49,8 +58,22 @@ describe.skipIf(!hasChromium)("dashboard: accounts and links", () => {
   beforeAll(async () => {
     // More accounts than a page holds, with traffic in both the default period and the one before.
     ({ t, who, browser, origin } = await startDashboard(
-      (app, tenant) =>
-        generateTraffic(app.ctx.db, tenant.tenantId, { days: 60, clicks: 3000, accounts: 32, now: app.clock.now() }),
+      async (app, tenant) => {
+        await generateTraffic(app.ctx.db, tenant.tenantId, {
+          days: 60,
+          clicks: 3000,
+          accounts: 32,
+          now: app.clock.now(),
+        });
+        // A dollar rate, so the traffic's euros convert; none for its pounds, which are left out.
+        const res = await app.call({
+          method: "PUT",
+          url: "/api/v1/exchange-rates",
+          headers: { authorization: tenant.apiKey },
+          payload: { date: "2000-01-03", rates: { USD: 1.25 } },
+        });
+        expect(res.statusCode, res.body).toBe(200);
+      },
       { app: { rateLimit: { max: 100_000 } } },
     ));
   }, 180_000);
@@ -66,7 +89,11 @@ describe.skipIf(!hasChromium)("dashboard: accounts and links", () => {
       headers: { authorization: who.bearer },
     });
     expect(res.statusCode, res.body).toBe(200);
-    return { rows: res.json().data as ApiRow[], total: res.json().pagination?.total ?? 0 };
+    return {
+      rows: res.json().data as ApiRow[],
+      total: res.json().pagination?.total ?? 0,
+      meta: (res.json() as unknown as { meta: ApiMeta }).meta,
+    };
   }
 
   const defaults = {
@@ -297,6 +324,95 @@ describe.skipIf(!hasChromium)("dashboard: accounts and links", () => {
       await page.locator(".breadcrumb").getByRole("link", { name: "Accounts and links" }).click();
       await page.getByRole("heading", { name: "Accounts and links", level: 1 }).waitFor({ timeout: WAIT_MS });
       expect(searchOf(page).has("q")).toBe(false);
+      expectClean(log);
+    } finally {
+      await context.close();
+    }
+  });
+
+  it("shows the amounts in the answer's currency, picks another kept in the address, and says what was left out", {
+    timeout: 150_000,
+  }, async () => {
+    const { context, page, log } = await openDashboardPage(browser, origin);
+    trackRequests(page);
+    /** Each row's commission as read: its value and the comparison period's. */
+    const shownCommission = () =>
+      page.$$eval('table.data-table tbody .metric[data-metric="commission"]', (cells) =>
+        cells.map((c) => [
+          c.querySelector(".metric-value")?.textContent ?? "",
+          c.querySelector(".metric-compare")?.textContent ?? "",
+        ]),
+      );
+    const expectedCommission = (rows: ApiRow[], currency: string) =>
+      rows.map((r) => [
+        money(r.metrics.commission, currency),
+        `, was ${money(r.comparisonMetrics.commission, currency)}`,
+      ]);
+    const warningText = (meta: ApiMeta) =>
+      `Left out of the totals in ${meta.currency} for want of an exchange rate: ${meta.unconverted
+        .map(
+          (u, i) =>
+            `${u.conversions} ${i === 0 ? (u.conversions === 1 ? "conversion " : "conversions ") : ""}in ${u.currency}`,
+        )
+        .join(", ")}. Add the rate under Settings.`;
+    try {
+      await page.goto(`${origin}/sign-in`);
+      await signInSettled(page, who);
+      await gotoWhenIdle(page, `${origin}/accounts`);
+
+      // The reporting currency (USD): every amount with its symbol; the pounds, without a rate, named.
+      const inDollars = await accountsApi({ sortBy: "clicks" });
+      expect(inDollars.meta.currency).toBe("USD");
+      expect(inDollars.meta.unconverted.map((u) => u.currency)).toEqual(["GBP"]);
+      await expectShown(page, inDollars.rows);
+      await expect.poll(shownCommission, { timeout: WAIT_MS }).toEqual(expectedCommission(inDollars.rows, "USD"));
+      const warning = page.getByTestId("unconverted");
+      expect(await warning.textContent()).toBe(warningText(inDollars.meta));
+
+      // Euros: asked of the API, in the address, every amount in them.
+      const asked = page.waitForRequest(
+        (r) =>
+          r.url().includes("/api/v1/composites/accounts/metrics") &&
+          new URL(r.url()).searchParams.get("currency") === "EUR",
+        { timeout: WAIT_MS },
+      );
+      await page.getByLabel("Currency", { exact: true }).selectOption("EUR");
+      await asked;
+      await page.waitForURL((url) => url.searchParams.get("currency") === "EUR");
+      const inEuros = await accountsApi({ sortBy: "clicks", currency: "EUR" });
+      expect(inEuros.meta.currency).toBe("EUR");
+      await expect.poll(shownCommission, { timeout: WAIT_MS }).toEqual(expectedCommission(inEuros.rows, "EUR"));
+      await expect.poll(() => warning.textContent(), { timeout: WAIT_MS }).toBe(warningText(inEuros.meta));
+      await screenshot(page, "composites-07-accounts-in-euros");
+      await expectAccessible(page);
+      await page.setViewportSize({ width: 390, height: 844 });
+      await screenshot(page, "composites-08-accounts-in-euros-390px");
+      expect(await page.evaluate(() => document.documentElement.scrollWidth)).toBeLessThanOrEqual(390);
+      await page.setViewportSize({ width: 1024, height: 800 });
+
+      // An account's links keep the currency, and so does the way back.
+      const top = inEuros.rows[0] as ApiRow;
+      await page.getByRole("link", { name: top.name, exact: true }).click();
+      await page.getByRole("heading", { name: top.name, level: 1 }).waitFor({ timeout: WAIT_MS });
+      expect(new URL(page.url()).searchParams.get("currency")).toBe("EUR");
+      const links = await apiPage("accounts/links/metrics", {
+        ...defaults,
+        accountId: top.id,
+        sortBy: "clicks",
+        currency: "EUR",
+      });
+      await expectShown(page, links.rows, false);
+      await expect.poll(shownCommission, { timeout: WAIT_MS }).toEqual(expectedCommission(links.rows, "EUR"));
+      expect(await page.getByLabel("Currency", { exact: true }).inputValue()).toBe("EUR");
+      await screenshot(page, "composites-09-links-in-euros");
+      await expectAccessible(page);
+      await page.locator(".breadcrumb").getByRole("link", { name: "Accounts and links" }).click();
+      await page.waitForURL((url) => url.pathname === "/accounts" && url.searchParams.get("currency") === "EUR");
+
+      // Back to the reporting currency: the parameter leaves the address.
+      await page.getByLabel("Currency", { exact: true }).selectOption("");
+      await page.waitForURL((url) => url.pathname === "/accounts" && !url.searchParams.has("currency"));
+      await expect.poll(shownCommission, { timeout: WAIT_MS }).toEqual(expectedCommission(inDollars.rows, "USD"));
       expectClean(log);
     } finally {
       await context.close();

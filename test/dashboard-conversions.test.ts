@@ -164,6 +164,61 @@ describe.skipIf(!hasChromium)("dashboard: conversions", () => {
     }
   });
 
+  it("shows each conversion's own amount in its own currency, or a dash without one", { timeout: 90_000 }, async () => {
+    const { context, page, log } = await openDashboardPage(browser, origin);
+    trackRequests(page);
+    /** A conversion's value as the list shows it: the figure in its currency's decimals (up to 4), then the code. */
+    const asShown = (value: number | null, currency: string | null) => {
+      if (value === null) return "—no value";
+      const digits = new Intl.NumberFormat("en-US", {
+        style: "currency",
+        currency: currency ?? "USD",
+      }).resolvedOptions().minimumFractionDigits as number;
+      const figure = new Intl.NumberFormat("en-US", {
+        minimumFractionDigits: digits,
+        maximumFractionDigits: Math.max(4, digits),
+      }).format(value);
+      return `${figure} ${currency}`;
+    };
+    const shownValues = () =>
+      page.$$eval("table.data-table tbody tr", (trs) =>
+        trs.map((tr) => tr.querySelectorAll("td")[2]?.textContent ?? ""),
+      );
+    try {
+      await page.goto(`${origin}/sign-in`);
+      await signInSettled(page, who);
+      // The deposit (25.50 EUR) and the commission sent without a currency (the tenant's USD), on one click.
+      await gotoWhenIdle(page, `${origin}/conversions?clickId=${encodeURIComponent(String(deposit.clickId))}`);
+      const res = await t.call({
+        method: "GET",
+        url: `/api/v1/conversions?clickId=${encodeURIComponent(String(deposit.clickId))}&limit=${PAGE_SIZE}`,
+        headers: { authorization: who.bearer },
+      });
+      const rows = res.json().data as { id: string; value: number | null; currency: string | null }[];
+      await expectShown(
+        page,
+        rows.map((r) => r.id),
+      );
+      const expected = rows.map((r) => asShown(r.value, r.currency));
+      expect(expected).toEqual(expect.arrayContaining(["25.50 EUR", "40.00 USD"]));
+      expect(await shownValues()).toEqual(expected);
+      await screenshot(page, "conversions-07-values");
+      await expectAccessible(page);
+      await page.setViewportSize({ width: 390, height: 844 });
+      await screenshot(page, "conversions-08-values-390px");
+      expect(await page.evaluate(() => document.documentElement.scrollWidth)).toBeLessThanOrEqual(390);
+      await page.setViewportSize({ width: 1024, height: 800 });
+
+      // A signup sent without a value: a dash, read out as "no value".
+      await gotoWhenIdle(page, `${origin}/conversions?clickId=clk_not_in_this_tenant`);
+      await expectShown(page, [unattributed.id]);
+      expect(await shownValues()).toEqual(["—no value"]);
+      expectClean(log);
+    } finally {
+      await context.close();
+    }
+  });
+
   it("shows a conversion with the postbacks it caused, each linked to its delivery", { timeout: 120_000 }, async () => {
     const { context, page, log } = await openDashboardPage(browser, origin);
     trackRequests(page);

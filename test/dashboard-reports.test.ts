@@ -6,6 +6,7 @@ import { DAY_MS } from "../src/platform/durations.js";
 import { seedTenancy, type Tenancy, type TestApp } from "./helpers/app.js";
 import { CHROMIUM, hasChromium } from "./helpers/chromium.js";
 import {
+  dropRefusals,
   expectAccessible,
   expectClean,
   openDashboardPage,
@@ -15,6 +16,7 @@ import {
   stopDashboard,
   WAIT_MS,
 } from "./helpers/dashboard-browser.js";
+import { putUnitRates } from "./helpers/reports.js";
 
 // The reports page end to end: the real service on loopback, its build, Chromium. Every figure
 // the table, its totals, the chart and the CSV show must be the API's own answer for the same
@@ -93,6 +95,36 @@ function parseCsv(csv: string): string[][] {
   return rows;
 }
 
+/** An amount as the dashboard shows it: Intl's currency style, the currency's decimals (up to 4 in reports). */
+const money = (value: unknown, currency: string, precise = false) =>
+  new Intl.NumberFormat("en-US", {
+    style: "currency",
+    currency,
+    ...(precise ? { minimumFractionDigits: 2, maximumFractionDigits: 4 } : {}),
+  }).format(Number(value));
+
+/** The table's cells as a person reads them: each body row's texts, and the totals row's. */
+async function shownTexts(page: Page): Promise<{ rows: string[][]; totals: string[] }> {
+  return page.evaluate(() => {
+    const table = document.querySelector(".report-results table");
+    const texts = (tr: Element) => Array.from(tr.querySelectorAll("td")).map((td) => td.textContent ?? "");
+    if (!table) return { rows: [], totals: [] };
+    return {
+      rows: Array.from(table.querySelectorAll("tbody tr")).map(texts),
+      totals: Array.from(table.querySelectorAll("tfoot tr")).flatMap(texts),
+    };
+  });
+}
+
+/** The warning a report's `meta.unconverted` makes, in the words the page uses. */
+const unconvertedText = (meta: { currency: string; unconverted: { currency: string; conversions: number }[] }) =>
+  `Left out of the totals in ${meta.currency} for want of an exchange rate: ${meta.unconverted
+    .map(
+      (u, i) =>
+        `${u.conversions} ${i === 0 ? (u.conversions === 1 ? "conversion " : "conversions ") : ""}in ${u.currency}`,
+    )
+    .join(", ")}. Add the rate under Settings.`;
+
 describe.skipIf(!hasChromium)("dashboard reports page", () => {
   let t: TestApp;
   let who: Tenancy;
@@ -105,9 +137,30 @@ describe.skipIf(!hasChromium)("dashboard reports page", () => {
   const window = { conversionDateFrom: from, conversionDateTo: to };
 
   beforeAll(async () => {
-    ({ t, who, browser, origin } = await startDashboard((app, tenant) =>
-      generateTraffic(app.ctx.db, tenant.tenantId, { days: 30, clicks: 2000, now: app.clock.now() }),
-    ));
+    ({ t, who, browser, origin } = await startDashboard(async (app, tenant) => {
+      await generateTraffic(app.ctx.db, tenant.tenantId, { days: 30, clicks: 2000, now: app.clock.now() });
+      // Rates for the traffic's dollars and pounds (its euros need none), none for yen: one
+      // deposit in JPY, two days ago, is left out of every sum of a window that holds it.
+      await putUnitRates(app, tenant);
+      const signup = await app.call({
+        method: "GET",
+        url: "/api/v1/conversions?type=Signup&limit=1",
+        headers: { authorization: tenant.apiKey },
+      });
+      const deposit = await app.call({
+        method: "POST",
+        url: "/api/v1/conversions",
+        headers: { authorization: tenant.apiKey },
+        payload: {
+          type: "Deposit",
+          clickId: signup.json().data[0]?.clickId,
+          value: "10000",
+          currency: "JPY",
+          occurredAt: new Date(app.clock.now().getTime() - 2 * DAY_MS).toISOString(),
+        },
+      });
+      expect(deposit.statusCode, deposit.body).toBe(201);
+    }));
   }, 180_000);
 
   afterAll(() => stopDashboard({ t, browser }));
@@ -301,6 +354,154 @@ describe.skipIf(!hasChromium)("dashboard reports page", () => {
       expect(await page.getByRole("button", { name: "Download CSV" }).isDisabled()).toBe(true);
       await screenshot(page, "reports-04-empty-reader");
       await expectAccessible(page);
+      expectClean(log);
+    } finally {
+      await context.close();
+    }
+  });
+  it("shows every amount in the report's currency, picks another kept in the address, and says what was left out", {
+    timeout: 180_000,
+  }, async () => {
+    const { context, page, log } = await openDashboardPage(browser, origin, { expectedStatuses: [400] });
+    const isReport = (url: string, currency: string | null) => {
+      const u = new URL(url);
+      return u.pathname === "/api/v1/reports/events/performance" && u.searchParams.get("currency") === currency;
+    };
+    try {
+      await page.goto(`${origin}/sign-in`);
+      await signIn(page, who);
+      await page
+        .getByRole("img", { name: /Chart of daily/ })
+        .locator("canvas")
+        .waitFor({ timeout: WAIT_MS });
+
+      // The overview: revenue in the tenant's reporting currency (USD unless set), and the deposit
+      // in yen, which has no rate, named next to the figures with the way to add one.
+      const last30 = { conversionDateFrom: day(now - 29 * DAY_MS), conversionDateTo: day(now) };
+      const inDollars = await performance(t, who, { ...last30, stats: "commission" });
+      expect(inDollars.body.meta).toEqual({
+        timeZone: "UTC",
+        currency: "USD",
+        unconverted: [{ currency: "JPY", conversions: 1 }],
+      });
+      const revenue = page.locator('.card[data-stat="commission"] .card-value');
+      await expect
+        .poll(() => revenue.textContent(), { timeout: WAIT_MS })
+        .toBe(money(inDollars.body.data[0].commission, "USD"));
+      const warning = page.getByTestId("unconverted");
+      expect(await warning.textContent()).toBe(unconvertedText(inDollars.body.meta));
+      expect(await warning.getByRole("link", { name: "Settings" }).getAttribute("href")).toBe(
+        "/settings#exchange-rates",
+      );
+      const picker = page.getByLabel("Currency", { exact: true });
+      expect(await picker.inputValue()).toBe("");
+      expect(await picker.locator("option:checked").textContent()).toBe("Reporting currency (USD)");
+
+      // Another currency: asked of the API, kept in the address, every amount in it.
+      const inEurosAsked = page.waitForRequest((r) => isReport(r.url(), "EUR"), { timeout: WAIT_MS });
+      await picker.selectOption("EUR");
+      await inEurosAsked;
+      await page.waitForURL((url) => url.searchParams.get("currency") === "EUR");
+      const inEuros = await performance(t, who, { ...last30, stats: "commission", currency: "EUR" });
+      expect(inEuros.body.meta.currency).toBe("EUR");
+      await expect
+        .poll(() => revenue.textContent(), { timeout: WAIT_MS })
+        .toBe(money(inEuros.body.data[0].commission, "EUR"));
+      await expect.poll(() => warning.textContent(), { timeout: WAIT_MS }).toBe(unconvertedText(inEuros.body.meta));
+      // A preset keeps the currency.
+      await page.getByRole("link", { name: "Last 7 days" }).click();
+      await page.waitForURL((url) => url.searchParams.get("currency") === "EUR" && url.searchParams.has("from"));
+      await screenshot(page, "reports-05-overview-in-euros");
+      await expectAccessible(page);
+      await page.setViewportSize({ width: 390, height: 844 });
+      await screenshot(page, "reports-05-overview-in-euros-390px");
+      expect(await page.evaluate(() => document.documentElement.scrollWidth)).toBeLessThanOrEqual(390);
+      await page.setViewportSize({ width: 1024, height: 800 });
+
+      // The report: amounts in the answer's currency in rows, totals and chart, the warning by the totals.
+      const query = {
+        fields: "brand,date",
+        stats: "clicks,commission,epc",
+        range: "custom",
+        from,
+        to,
+        chart: "commission",
+      };
+      await page.goto(`${origin}/reports?${new URLSearchParams(query)}`);
+      const base = { ...window, stats: query.stats };
+      const answer = await performance(t, who, { ...base, fields: query.fields, offset: "0", limit: "100" });
+      const totals = await performance(t, who, base);
+      const expectTexts = async (rows: Row[], total: Row, currency: string) =>
+        expect
+          .poll(() => shownTexts(page), { timeout: WAIT_MS })
+          .toEqual({
+            rows: rows.map((r) => [
+              String(r.brand),
+              String(r.date),
+              new Intl.NumberFormat("en-US").format(Number(r.clicks)),
+              money(r.commission, currency, true),
+              money(r.epc, currency, true),
+            ]),
+            totals: [
+              "Total",
+              "",
+              new Intl.NumberFormat("en-US").format(Number(total.clicks)),
+              money(total.commission, currency, true),
+              money(total.epc, currency, true),
+            ],
+          });
+      await expectTexts(answer.body.data, totals.body.data[0], "USD");
+      expect(totals.body.meta.unconverted).toEqual([{ currency: "JPY", conversions: 1 }]);
+      const reportWarning = page.locator(".report-results").getByTestId("unconverted");
+      expect(await reportWarning.textContent()).toBe(unconvertedText(totals.body.meta));
+      expect(await page.locator(".report-window").textContent()).toContain("Amounts in: US Dollar (USD)");
+      await page.getByRole("heading", { name: "Commission (USD) per day" }).waitFor({ timeout: WAIT_MS });
+
+      const inPoundsAsked = page.waitForRequest((r) => isReport(r.url(), "GBP"), { timeout: WAIT_MS });
+      await page.getByLabel("Currency", { exact: true }).selectOption("GBP");
+      await inPoundsAsked;
+      await page.waitForURL((url) => url.searchParams.get("currency") === "GBP");
+      const inPounds = await performance(t, who, {
+        ...base,
+        fields: query.fields,
+        offset: "0",
+        limit: "100",
+        currency: "GBP",
+      });
+      const poundTotals = await performance(t, who, { ...base, currency: "GBP" });
+      expect(poundTotals.body.meta.currency).toBe("GBP");
+      await expectTexts(inPounds.body.data, poundTotals.body.data[0], "GBP");
+      await page.getByRole("heading", { name: "Commission (GBP) per day" }).waitFor({ timeout: WAIT_MS });
+      await page
+        .getByRole("img", { name: /^Chart of commission per day/ })
+        .locator("canvas")
+        .waitFor();
+      expect(await reportWarning.textContent()).toBe(unconvertedText(poundTotals.body.meta));
+      await screenshot(page, "reports-06-in-pounds");
+      await expectAccessible(page);
+
+      // The address is the view: a reload shows the same report in pounds.
+      await page.reload();
+      await expectTexts(inPounds.body.data, poundTotals.body.data[0], "GBP");
+      expect(await page.getByLabel("Currency", { exact: true }).inputValue()).toBe("GBP");
+
+      // At a phone's width nothing runs off the page: the table scrolls in its own frame.
+      await page.setViewportSize({ width: 390, height: 844 });
+      await screenshot(page, "reports-07-in-pounds-390px");
+      expect(await page.evaluate(() => document.documentElement.scrollWidth)).toBeLessThanOrEqual(390);
+
+      // A code the API does not know: its message beside the picker.
+      await page.setViewportSize({ width: 1024, height: 800 });
+      await page.goto(`${origin}/reports?currency=XYZ`);
+      const refused = await performance(t, who, { currency: "XYZ" });
+      expect(refused.status).toBe(400);
+      const currencyField = page.getByLabel("Currency", { exact: true });
+      await expect.poll(() => currencyField.getAttribute("aria-invalid"), { timeout: WAIT_MS }).toBe("true");
+      const described = String(await currencyField.getAttribute("aria-describedby")).split(" ");
+      expect(await page.locator(`[id="${described.at(-1)}"]`).textContent()).toBe(refused.body.data.errors[0].message);
+      await screenshot(page, "reports-08-unknown-currency");
+      await expectAccessible(page);
+      dropRefusals(log, 400, "/api/v1/reports/");
       expectClean(log);
     } finally {
       await context.close();

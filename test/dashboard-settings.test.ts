@@ -1,4 +1,4 @@
-import type { Browser } from "playwright-core";
+import type { Browser, Locator } from "playwright-core";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import type { Tenancy, TestApp } from "./helpers/app.js";
 import { hasChromium } from "./helpers/chromium.js";
@@ -16,8 +16,9 @@ import {
   WAIT_MS,
 } from "./helpers/dashboard-browser.js";
 
-// The settings page end to end: what the person is and may do (GET /me), the default currency
-// saved through PATCH /settings, and the postback key, shown only in the rotation's answer.
+// The settings page end to end: what the person is and may do (GET /me), the default and
+// reporting currencies saved through PATCH /settings, the postback key, shown only in the
+// rotation's answer, and the exchange rates (GET and PUT /exchange-rates).
 
 describe.skipIf(!hasChromium)("dashboard: settings", () => {
   let t: TestApp;
@@ -53,6 +54,8 @@ describe.skipIf(!hasChromium)("dashboard: settings", () => {
 
       const before = await settings();
       const currency = page.getByLabel("Currency code");
+      // The default currency's own form: the reporting currency's has a Save of its own.
+      const save = page.getByRole("form", { name: "Default currency" }).getByRole("button", { name: "Save" });
       await expect.poll(() => currency.inputValue(), { timeout: WAIT_MS }).toBe(before.defaultCurrency);
       expect(await page.locator(".template").textContent()).toBe(before.postbackUrlTemplate);
       // The key itself is nowhere until a rotation hands out a new one.
@@ -62,7 +65,7 @@ describe.skipIf(!hasChromium)("dashboard: settings", () => {
 
       // Not a currency: the API's message beside the field, nothing saved.
       await currency.fill("XYZ");
-      await page.getByRole("button", { name: "Save" }).click();
+      await save.click();
       const refused = await t.call({
         method: "PATCH",
         url: "/api/v1/settings",
@@ -81,7 +84,7 @@ describe.skipIf(!hasChromium)("dashboard: settings", () => {
 
       // A currency in any case: saved, read back through the API, and shown after a reload.
       await currency.fill("eur");
-      await page.getByRole("button", { name: "Save" }).click();
+      await save.click();
       await page.getByText(/Saved: conversion values without a currency are now recorded in EUR/).waitFor({
         timeout: WAIT_MS,
       });
@@ -122,6 +125,143 @@ describe.skipIf(!hasChromium)("dashboard: settings", () => {
     }
   });
 
+  it("saves the reporting currency, and lists and adds exchange rates, with the API's refusals beside their fields", {
+    timeout: 150_000,
+  }, async () => {
+    const { context, page, log } = await openDashboardPage(browser, origin, { expectedStatuses: [400] });
+    /** The message a field's description carries (the API's, or the page's own check). */
+    const messageOf = async (field: Locator) => {
+      await expect.poll(() => field.getAttribute("aria-invalid"), { timeout: WAIT_MS }).toBe("true");
+      const described = String(await field.getAttribute("aria-describedby")).split(" ");
+      return page.locator(`[id="${described.at(-1)}"]`).textContent();
+    };
+    const put = (payload: object) =>
+      t.call({ method: "PUT", url: "/api/v1/exchange-rates", headers: { authorization: who.bearer }, payload });
+    try {
+      await page.goto(`${origin}/sign-in`);
+      await signIn(page, who);
+      await page.getByRole("link", { name: "Settings" }).click();
+      const before = await settings();
+      const form = page.getByRole("form", { name: "Reporting currency" });
+      const field = form.getByLabel("Reporting currency");
+      const save = form.getByRole("button", { name: "Save" });
+      await field.waitFor({ timeout: WAIT_MS });
+      // Unset, it follows the default currency: empty, and the hint says which that is.
+      expect(before.reportingCurrency).toBe(before.defaultCurrency);
+      expect(await field.inputValue()).toBe("");
+      expect(await form.textContent()).toContain(`Empty: the default currency (${before.defaultCurrency})`);
+
+      // Not a currency: the API's message beside the field, nothing saved.
+      await field.fill("XYZ");
+      await save.click();
+      const refused = await t.call({
+        method: "PATCH",
+        url: "/api/v1/settings",
+        headers: { authorization: who.bearer },
+        payload: { reportingCurrency: "XYZ" },
+      });
+      expect(refused.statusCode).toBe(400);
+      expect(await messageOf(field)).toBe(refused.json().data.errors[0].message);
+      expect((await settings()).reportingCurrency).toBe(before.defaultCurrency);
+
+      // Pounds, in any case: saved, and what the reports are in from then on.
+      await field.fill("gbp");
+      await save.click();
+      await form.getByText("Saved: reports now show amounts in GBP.").waitFor({ timeout: WAIT_MS });
+      expect((await settings()).reportingCurrency).toBe("GBP");
+      await page.reload();
+      await expect.poll(() => field.inputValue(), { timeout: WAIT_MS }).toBe("GBP");
+      await page.getByRole("link", { name: "Reports" }).click();
+      await expect
+        .poll(() => page.locator(".report-window").textContent(), { timeout: WAIT_MS })
+        .toContain("Amounts in: British Pound (GBP)");
+      const picker = page.getByLabel("Currency", { exact: true });
+      expect(await picker.locator("option:checked").textContent()).toBe("Reporting currency (GBP)");
+
+      // Emptied: back to the default currency (null).
+      await page.getByRole("link", { name: "Settings" }).click();
+      await field.fill("");
+      await save.click();
+      await form
+        .getByText(`Saved: reports now show amounts in ${before.defaultCurrency}, the default currency.`)
+        .waitFor({ timeout: WAIT_MS });
+      expect((await settings()).reportingCurrency).toBe(before.defaultCurrency);
+
+      // The rates in force today, as the API lists them.
+      const rates = page.getByRole("region", { name: "Exchange rates" });
+      const table = rates.getByRole("table");
+      const shownRates = () =>
+        table
+          .locator("tbody tr")
+          .evaluateAll((trs) =>
+            trs.map((tr) => Array.from(tr.querySelectorAll("td")).map((td) => (td.textContent ?? "").trim())),
+          );
+      const inForce = async () =>
+        (await t.call({ method: "GET", url: "/api/v1/exchange-rates", headers: { authorization: who.bearer } })).json()
+          .data as { date: string; rates: Record<string, number>; sources: Record<string, string> };
+      const asShown = (answer: Awaited<ReturnType<typeof inForce>>) =>
+        Object.entries(answer.rates).map(([code, rate]) => [
+          `${code} ${new Intl.DisplayNames("en-US", { type: "currency" }).of(code)}`,
+          new Intl.NumberFormat("en-US", { maximumFractionDigits: 10 }).format(rate),
+          code === "EUR"
+            ? "Base: always 1"
+            : answer.sources[code] === "tenant"
+              ? "This account's rate"
+              : "ECB reference rate",
+        ]);
+      const today = await inForce();
+      await expect.poll(shownRates, { timeout: WAIT_MS }).toEqual(asShown(today));
+      const day = rates.getByLabel("Day");
+      const code = rates.getByLabel("Currency", { exact: true });
+      const rate = rates.getByLabel("Rate per 1 EUR");
+      const add = rates.getByRole("button", { name: "Add rate" });
+      expect(await day.inputValue()).toBe(today.date);
+
+      // Nothing to send: said at once, beside each field.
+      await add.click();
+      expect(await messageOf(code)).toBe("Enter a currency code, such as JPY.");
+      expect(await messageOf(rate)).toBe("Enter the rate: how many units of the currency 1 EUR buys.");
+
+      // The API's refusals: EUR (always 1) beside the currency, a rate below zero beside the rate.
+      await code.fill("EUR");
+      await rate.fill("2");
+      await add.click();
+      const eur = await put({ date: today.date, rates: { EUR: 2 } });
+      expect(eur.statusCode).toBe(400);
+      expect(await messageOf(code)).toBe(eur.json().data.errors[0].message);
+      expect(await rate.getAttribute("aria-invalid")).toBeNull();
+      await code.fill("jpy");
+      await rate.fill("-5");
+      await add.click();
+      const negative = await put({ date: today.date, rates: { JPY: -5 } });
+      expect(negative.statusCode).toBe(400);
+      expect(await messageOf(rate)).toBe(negative.json().data.errors[0].message);
+      expect(await code.getAttribute("aria-invalid")).toBeNull();
+      await screenshot(page, "settings-06-rate-refused");
+      await expectAccessible(page);
+
+      // A rate of the tenant's own: saved for the day, listed as theirs.
+      await rate.fill("160.5");
+      await add.click();
+      await rates.getByText(`Saved: 1 EUR = 160.5 JPY from ${today.date}.`).waitFor({ timeout: WAIT_MS });
+      const after = await inForce();
+      expect(after.rates.JPY).toBe(160.5);
+      expect(after.sources.JPY).toBe("tenant");
+      await expect.poll(shownRates, { timeout: WAIT_MS }).toEqual(asShown(after));
+      await screenshot(page, "settings-07-rate-added");
+      await expectAccessible(page);
+      await page.setViewportSize({ width: 390, height: 844 });
+      await screenshot(page, "settings-08-390px");
+      expect(await page.evaluate(() => document.documentElement.scrollWidth)).toBeLessThanOrEqual(390);
+
+      dropRefusals(log, 400, "/api/v1/settings");
+      dropRefusals(log, 400, "/api/v1/exchange-rates");
+      expectClean(log);
+    } finally {
+      await context.close();
+    }
+  });
+
   it("shows a person without account.admin who they are, and nothing to change", { timeout: 90_000 }, async () => {
     const { email, password } = await addPerson(t, who.tenantId, { name: "Reader", permissions: ["reports.read"] });
     const { context, page, log } = await openDashboardPage(browser, origin);
@@ -137,6 +277,9 @@ describe.skipIf(!hasChromium)("dashboard: settings", () => {
       await page.getByText("The account's settings are managed by account admins").waitFor({ timeout: WAIT_MS });
       expect(await page.getByRole("button", { name: "Save" }).count()).toBe(0);
       expect(await page.getByRole("button", { name: "Rotate postback key" }).count()).toBe(0);
+      // The exchange rates reports convert with are theirs to read, not to change.
+      await page.getByRole("region", { name: "Exchange rates" }).getByRole("table").waitFor({ timeout: WAIT_MS });
+      expect(await page.getByRole("button", { name: "Add rate" }).count()).toBe(0);
       await screenshot(page, "settings-05-reader");
       await expectAccessible(page);
       expectClean(log);

@@ -15,6 +15,7 @@ import { settingsRoutes } from "./pages/settings/routes";
 import { trafficSourceRoutes } from "./pages/traffic-sources/routes";
 import { usageRoutes } from "./pages/usage/routes";
 import { webhooksRoutes } from "./pages/webhooks/routes";
+import { currencyParam } from "./search-params";
 import { appRoute, rootRoute } from "./shell";
 
 export const queryClient = new QueryClient({
@@ -50,13 +51,22 @@ const signInRoute = createRoute({
 export interface OverviewSearch {
   from?: string;
   to?: string;
+  /** The currency amounts are shown in; absent: the tenant's reporting currency. */
+  currency?: string;
 }
 
 const overviewRoute = createRoute({
   getParentRoute: () => appRoute,
   path: "/",
-  validateSearch: (search: Record<string, unknown>): OverviewSearch =>
-    isDay(search.from) && isDay(search.to) && search.from <= search.to ? { from: search.from, to: search.to } : {},
+  validateSearch: (search: Record<string, unknown>): OverviewSearch => {
+    const currency = currencyParam(search.currency);
+    return {
+      ...(isDay(search.from) && isDay(search.to) && search.from <= search.to
+        ? { from: search.from, to: search.to }
+        : {}),
+      ...(currency ? { currency } : {}),
+    };
+  },
   component: Overview,
 });
 

@@ -45,3 +45,11 @@ export function idParam(value: unknown): string | undefined {
   const text = String(value).trim();
   return text !== "" && text.length <= MAX_ID ? text : undefined;
 }
+
+/**
+ * A currency in a page's address, as the reports take it (ISO 4217, any case): three letters,
+ * upper-cased. Whether the API knows the code is the API's to say, next to the picker.
+ */
+export function currencyParam(value: unknown): string | undefined {
+  return typeof value === "string" && /^[A-Za-z]{3}$/.test(value.trim()) ? value.trim().toUpperCase() : undefined;
+}

@@ -2,11 +2,14 @@ import { useQuery } from "@tanstack/react-query";
 import { Link, useNavigate } from "@tanstack/react-router";
 import { type FormEvent, lazy, Suspense, useEffect, useState } from "react";
 import { api, unwrap } from "../api/client";
+import { CurrencyPicker, UnconvertedNotice } from "../components/Currency";
+import { fieldError } from "../components/Field";
 import { Empty, ErrorState, Loading } from "../components/states";
+import type { ReportMeta } from "../currency";
 import { type DayRange, daysOf, lastDays, lengthInDays, previousPeriod, rangeProblem } from "../dates";
-import { formatAmount, formatChange, formatDateTime, formatInteger, formatPercent } from "../format";
+import { formatChange, formatDateTime, formatInteger, formatMoney, formatPercent } from "../format";
 import { useMe } from "../me";
-import { overviewRoute } from "../router";
+import { type OverviewSearch, overviewRoute } from "../router";
 
 // ECharts is the largest dependency: it loads beside the figures, not before them.
 const DailyChart = lazy(() => import("../components/DailyChart"));
@@ -17,24 +20,38 @@ const STATS = ["clicks", "signups", "commission", "conversionRate"] as const;
 type Stat = (typeof STATS)[number];
 type Totals = Record<Stat, number>;
 
-const CARDS: { stat: Stat; label: string; hint: string; format: (n: number) => string }[] = [
+/** Each card's figure; money in the answer's currency (`meta.currency`). */
+const CARDS: { stat: Stat; label: string; hint: string; format: (n: number, currency: string) => string }[] = [
   { stat: "clicks", label: "Clicks", hint: "bots excluded", format: formatInteger },
   { stat: "signups", label: "Conversions", hint: "signups", format: formatInteger },
-  { stat: "commission", label: "Revenue", hint: "commission", format: formatAmount },
+  { stat: "commission", label: "Revenue", hint: "commission", format: (n, currency) => formatMoney(n, currency) },
   { stat: "conversionRate", label: "Conversion rate", hint: "signups / clicks", format: formatPercent },
 ];
 
 const num = (value: unknown) => (typeof value === "number" ? value : Number(value ?? 0) || 0);
 
-/** The performance report's totals over a range (no breakdown: one row, or none without traffic). */
-async function totals(range: DayRange): Promise<Totals> {
+/**
+ * The performance report's totals over a range (no breakdown: one row, or none without traffic),
+ * in `currency` (none: the tenant's reporting currency), with what the amounts are in.
+ */
+async function totals(range: DayRange, currency: string | undefined): Promise<{ totals: Totals; meta: ReportMeta }> {
   const answer = await unwrap(
     api.GET("/api/v1/reports/events/performance", {
-      params: { query: { stats: STATS.join(","), conversionDateFrom: range.from, conversionDateTo: range.to } },
+      params: {
+        query: {
+          stats: STATS.join(","),
+          conversionDateFrom: range.from,
+          conversionDateTo: range.to,
+          ...(currency ? { currency } : {}),
+        },
+      },
     }),
   );
   const row = Array.isArray(answer.data) ? (answer.data[0] ?? {}) : {};
-  return Object.fromEntries(STATS.map((s) => [s, num((row as Record<string, unknown>)[s])])) as Totals;
+  return {
+    totals: Object.fromEntries(STATS.map((s) => [s, num((row as Record<string, unknown>)[s])])) as Totals,
+    meta: answer.meta,
+  };
 }
 
 interface DailyPoint {
@@ -75,15 +92,16 @@ export function Overview() {
   const search = overviewRoute.useSearch();
   const range: DayRange = search.from && search.to ? { from: search.from, to: search.to } : lastDays(DEFAULT_DAYS);
   const previous = previousPeriod(range);
-  const current = useQuery({ queryKey: ["totals", range], queryFn: () => totals(range) });
-  const before = useQuery({ queryKey: ["totals", previous], queryFn: () => totals(previous) });
+  const currency = search.currency;
+  const current = useQuery({ queryKey: ["totals", range, currency], queryFn: () => totals(range, currency) });
+  const before = useQuery({ queryKey: ["totals", previous, currency], queryFn: () => totals(previous, currency) });
   const days = useQuery({ queryKey: ["daily", range], queryFn: () => daily(range) });
 
   return (
     <>
       <div className="page-head">
         <h1>Overview</h1>
-        <RangePicker range={range} />
+        <RangePicker range={range} search={search} shown={current.data?.meta.currency} error={current.error} />
       </div>
       <p className="muted" id="period">
         {describeRange(range)} (UTC, {lengthInDays(range)} days), compared with {describeRange(previous)}.
@@ -93,13 +111,18 @@ export function Overview() {
         <h2 id="figures-title" className="visually-hidden">
           Figures
         </h2>
-        {current.isError ? (
+        <UnconvertedNotice meta={current.data?.meta} />
+        {current.isError && fieldError(current.error, "currency") ? (
+          <p className="notice error">The figures were refused: the message is beside the currency.</p>
+        ) : current.isError ? (
           <ErrorState error={current.error} onRetry={() => void current.refetch()} />
         ) : (
           <ul className="cards">
             {CARDS.map((card) => {
-              const value = current.data?.[card.stat];
-              const prev = before.data?.[card.stat];
+              const value = current.data?.totals[card.stat];
+              const prev = before.data?.totals[card.stat];
+              // Both answers are in the currency asked for: the current one says which.
+              const format = (n: number) => card.format(n, current.data?.meta.currency ?? "");
               const delta = value !== undefined && prev !== undefined ? formatChange(value, prev) : null;
               return (
                 <li
@@ -117,7 +140,7 @@ export function Overview() {
                       …
                     </p>
                   ) : (
-                    <p className="card-value">{card.format(value)}</p>
+                    <p className={format(value).length > 8 ? "card-value long" : "card-value"}>{format(value)}</p>
                   )}
                   <p className="card-compare">
                     {prev === undefined ? (
@@ -135,7 +158,7 @@ export function Overview() {
                             </span>{" "}
                           </>
                         )}
-                        vs {card.format(prev)} before
+                        vs {format(prev)} before
                       </>
                     )}
                   </p>
@@ -167,8 +190,19 @@ export function Overview() {
   );
 }
 
-function RangePicker({ range }: { range: DayRange }) {
+interface RangePickerProps {
+  range: DayRange;
+  search: OverviewSearch;
+  /** What the figures are in (the answer's `meta.currency`). */
+  shown: string | undefined;
+  /** The totals' refusal, whose message for `currency` shows beside the picker. */
+  error: unknown;
+}
+
+function RangePicker({ range, search, shown, error: refused }: RangePickerProps) {
   const navigate = useNavigate();
+  // The currency stays with every range chosen, as the range stays with a currency.
+  const currency = search.currency ? { currency: search.currency } : {};
   const [from, setFrom] = useState(range.from);
   const [to, setTo] = useState(range.to);
   const [error, setError] = useState<string | null>(null);
@@ -182,7 +216,7 @@ function RangePicker({ range }: { range: DayRange }) {
     const problem = rangeProblem(from, to, "range");
     setError(problem);
     if (problem) return;
-    void navigate({ to: "/", search: { from, to } });
+    void navigate({ to: "/", search: { from, to, ...currency } });
   }
 
   return (
@@ -195,7 +229,7 @@ function RangePicker({ range }: { range: DayRange }) {
             <li key={n}>
               <Link
                 to="/"
-                search={preset}
+                search={{ ...preset, ...currency }}
                 className={active ? "chip active" : "chip"}
                 aria-current={active ? "true" : undefined}
               >
@@ -223,6 +257,16 @@ function RangePicker({ range }: { range: DayRange }) {
           </p>
         )}
       </form>
+      <CurrencyPicker
+        inline
+        value={search.currency}
+        shown={shown}
+        error={fieldError(refused, "currency")}
+        onChange={(next) => {
+          const { currency: _currency, ...rest } = search;
+          void navigate({ to: "/", search: next ? { ...rest, currency: next } : rest });
+        }}
+      />
     </div>
   );
 }

@@ -1,6 +1,8 @@
 import { keepPreviousData, useQuery } from "@tanstack/react-query";
 import { Link, useNavigate } from "@tanstack/react-router";
 import { ApiFailure, api, unwrap } from "../../api/client";
+import { CurrencyPicker, UnconvertedNotice } from "../../components/Currency";
+import { fieldError } from "../../components/Field";
 import { Pager } from "../../components/Pager";
 import { ErrorState, Loading } from "../../components/states";
 import { CompositeToolbar } from "./CompositeToolbar";
@@ -39,6 +41,8 @@ export function AccountLinksPage() {
     placeholderData: keepPreviousData,
     enabled: accountId !== null && account.isSuccess,
   });
+  // An unknown currency in the address: the API's message shows beside the picker.
+  const currencyError = fieldError(links.error, "currency");
   const title = account.data ? account.data.data.name : `Account ${raw}`;
 
   return (
@@ -70,7 +74,16 @@ export function AccountLinksPage() {
         />
       ) : (
         <>
-          <PeriodControls periods={periods} onApply={(choice) => go(withPeriod(search, choice))} />
+          <div className="period-row">
+            <PeriodControls periods={periods} onApply={(choice) => go(withPeriod(search, choice))} />
+            <CurrencyPicker
+              inline
+              value={search.currency}
+              shown={links.data?.meta.currency}
+              onChange={(currency) => go(changed(search, { currency }))}
+              error={currencyError}
+            />
+          </div>
           <PeriodSummary periods={periods} />
           <CompositeToolbar
             searchLabel="link names"
@@ -83,14 +96,18 @@ export function AccountLinksPage() {
             <h2 id="links-title">Links</h2>
             {links.isPending ? (
               <Loading label="Loading the links…" />
+            ) : links.isError && currencyError ? (
+              <p className="notice error">The figures were refused: the message is beside the currency.</p>
             ) : links.isError ? (
               <ErrorState error={links.error} onRetry={() => void links.refetch()} />
             ) : (
               <>
+                <UnconvertedNotice meta={links.data.meta} />
                 <MetricsTable
                   caption={`Links of ${title} with their metrics and the comparison period's`}
                   nameLabel="Link"
                   rows={links.data.data}
+                  currency={links.data.meta.currency}
                   sort={sort}
                   onSort={(next) => go(changed(search, { sort: next.by, dir: next.direction }))}
                   empty={search.q ? "No link of this account matches this search." : "This account has no links yet."}

@@ -1,6 +1,8 @@
 import { keepPreviousData, useQuery } from "@tanstack/react-query";
 import { Link, useNavigate } from "@tanstack/react-router";
 import { api, unwrap } from "../../api/client";
+import { CurrencyPicker, UnconvertedNotice } from "../../components/Currency";
+import { fieldError } from "../../components/Field";
 import { Pager } from "../../components/Pager";
 import { ErrorState, Loading } from "../../components/states";
 import { CompositeToolbar } from "./CompositeToolbar";
@@ -23,6 +25,8 @@ export function CompositesPage() {
     queryFn: () => unwrap(api.GET("/api/v1/composites/accounts/metrics", { params: { query } })),
     placeholderData: keepPreviousData,
   });
+  // An unknown currency in the address: the API's message shows beside the picker.
+  const currencyError = fieldError(accounts.error, "currency");
   const period = periodSearch(search);
 
   return (
@@ -30,7 +34,16 @@ export function CompositesPage() {
       <div className="page-head">
         <h1>Accounts and links</h1>
       </div>
-      <PeriodControls periods={periods} onApply={(choice) => go(withPeriod(search, choice))} />
+      <div className="period-row">
+        <PeriodControls periods={periods} onApply={(choice) => go(withPeriod(search, choice))} />
+        <CurrencyPicker
+          inline
+          value={search.currency}
+          shown={accounts.data?.meta.currency}
+          onChange={(currency) => go(changed(search, { currency }))}
+          error={currencyError}
+        />
+      </div>
       <PeriodSummary periods={periods} />
       <CompositeToolbar
         searchLabel="account names"
@@ -46,14 +59,18 @@ export function CompositesPage() {
         </h2>
         {accounts.isPending ? (
           <Loading label="Loading the accounts…" />
+        ) : accounts.isError && currencyError ? (
+          <p className="notice error">The figures were refused: the message is beside the currency.</p>
         ) : accounts.isError ? (
           <ErrorState error={accounts.error} onRetry={() => void accounts.refetch()} />
         ) : (
           <>
+            <UnconvertedNotice meta={accounts.data.meta} />
             <MetricsTable
               caption="Accounts with their metrics and the comparison period's"
               nameLabel="Account"
               rows={accounts.data.data}
+              currency={accounts.data.meta.currency}
               sort={sort}
               onSort={(next) => go(changed(search, { sort: next.by, dir: next.direction }))}
               empty={search.q || search.status ? "No account matches this search." : "There are no accounts yet."}

@@ -13,16 +13,16 @@ export interface CompositeRow {
 }
 
 /** One metric of one row: its value, the comparison period's, and the change between them. */
-function MetricCell({ column, row }: { column: MetricColumn; row: CompositeRow }) {
+function MetricCell({ column, row, currency }: { column: MetricColumn; row: CompositeRow; currency: string }) {
   const value = row.metrics[column.name];
   const previous = row.comparisonMetrics?.[column.name];
   const change = previous === undefined ? null : formatChange(value, previous);
   return (
     <span className="metric" data-metric={column.name} data-value={value} data-previous={previous ?? ""}>
-      <span className="metric-value">{column.format(value)}</span>
+      <span className="metric-value">{column.format(value, currency)}</span>
       {previous !== undefined && (
         <span className="metric-compare">
-          <span className="visually-hidden">, </span>was {column.format(previous)}
+          <span className="visually-hidden">, </span>was {column.format(previous, currency)}
         </span>
       )}
       {change && change !== "no change" && (
@@ -46,6 +46,8 @@ interface MetricsTableProps<Row extends CompositeRow> {
   sort: SortState;
   onSort: (sort: SortState) => void;
   empty: ReactNode;
+  /** What the amounts are in: the answer's `meta.currency`. */
+  currency: string;
 }
 
 /** Accounts or links with each metric beside its comparison value, sorted by the API. */
@@ -57,6 +59,7 @@ export function MetricsTable<Row extends CompositeRow>({
   sort,
   onSort,
   empty,
+  currency,
 }: MetricsTableProps<Row>) {
   const columns: Column<Row>[] = [
     { key: "name", label: nameLabel, cell: nameCell, sortable: true },
@@ -66,7 +69,7 @@ export function MetricsTable<Row extends CompositeRow>({
         label: metric.label,
         numeric: true,
         sortable: metric.sortable,
-        cell: (row) => <MetricCell column={metric} row={row} />,
+        cell: (row) => <MetricCell column={metric} row={row} currency={currency} />,
       }),
     ),
   ];

@@ -1,4 +1,4 @@
-import { formatAmount, formatInteger, formatPercent } from "../../format.js";
+import { formatInteger, formatMoney, formatPercent } from "../../format.js";
 import type { SortKey } from "./search.js";
 
 /** The metrics every composite row carries (`metrics` and `comparisonMetrics`). */
@@ -19,10 +19,13 @@ export type MetricName =
 
 export type Metrics = Record<MetricName, number>;
 
+const money = (value: number, currency: string) => formatMoney(value, currency);
+
 export interface MetricColumn {
   name: MetricName;
   label: string;
-  format: (value: number) => string;
+  /** The value as shown; amounts in `currency`, the answer's `meta.currency`. */
+  format: (value: number, currency: string) => string;
   /** The API sorts by it (the composite `sortBy` list). */
   sortable: boolean;
 }
@@ -34,18 +37,24 @@ const METRICS: Record<MetricName, MetricColumn> = {
   firstTimeDeposit: { name: "firstTimeDeposit", label: "FTDs", format: formatInteger, sortable: true },
   qualifiers: { name: "qualifiers", label: "Qualifiers", format: formatInteger, sortable: true },
   deposits: { name: "deposits", label: "Deposits", format: formatInteger, sortable: false },
-  depositAmount: { name: "depositAmount", label: "Deposit amount", format: formatAmount, sortable: false },
-  cpaCommission: { name: "cpaCommission", label: "CPA commission", format: formatAmount, sortable: true },
+  depositAmount: { name: "depositAmount", label: "Deposit amount", format: money, sortable: false },
+  cpaCommission: { name: "cpaCommission", label: "CPA commission", format: money, sortable: true },
   revShareCommission: {
     name: "revShareCommission",
     label: "RevShare commission",
-    format: formatAmount,
+    format: money,
     sortable: true,
   },
-  flatFeeCommission: { name: "flatFeeCommission", label: "Flat fee commission", format: formatAmount, sortable: true },
-  commission: { name: "commission", label: "Commission", format: formatAmount, sortable: true },
+  flatFeeCommission: { name: "flatFeeCommission", label: "Flat fee commission", format: money, sortable: true },
+  commission: { name: "commission", label: "Commission", format: money, sortable: true },
   conversionRate: { name: "conversionRate", label: "Conv. rate", format: formatPercent, sortable: false },
-  epc: { name: "epc", label: "EPC", format: formatAmount, sortable: false },
+  // Cents a click: the API's 4 decimals, not rounded to the currency's.
+  epc: {
+    name: "epc",
+    label: "EPC",
+    format: (v, currency) => formatMoney(v, currency, { precise: true }),
+    sortable: false,
+  },
 };
 
 /** Shown always; the 1024 px layout has room for these beside the name. */

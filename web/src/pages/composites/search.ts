@@ -1,5 +1,5 @@
 import { type DayRange, isDay, lastDays, previousPeriod } from "../../dates.js";
-import { compact, positiveIntParam, textParam } from "../../search-params.js";
+import { compact, currencyParam, positiveIntParam, textParam } from "../../search-params.js";
 
 /** The metrics the composite endpoints sort by (their `sortBy` list), and `name`. */
 export const SORT_KEYS = [
@@ -37,6 +37,8 @@ export interface CompositeSearch {
   q?: string;
   status?: AccountStatus;
   offset?: number;
+  /** The currency amounts are shown in (ISO 4217); absent: the tenant's reporting currency. */
+  currency?: string;
 }
 
 const isSortKey = (value: unknown): value is SortKey =>
@@ -63,6 +65,8 @@ export function parseCompositeSearch(raw: Record<string, unknown>): CompositeSea
   if (raw.status === "active" || raw.status === "inactive") out.status = raw.status;
   const offset = positiveIntParam(raw.offset);
   if (offset !== undefined) out.offset = offset;
+  const currency = currencyParam(raw.currency);
+  if (currency !== undefined) out.currency = currency;
   return out;
 }
 
@@ -111,12 +115,13 @@ export function compositeQuery(search: CompositeSearch, now = Date.now()) {
     limit: PAGE_SIZE,
     ...(search.q ? { search: search.q } : {}),
     ...(search.status ? { status: search.status } : {}),
+    ...(search.currency ? { currency: search.currency } : {}),
   };
 }
 
-/** The period part of a search, carried from the accounts to an account's links and back. */
+/** The period and currency of a search, carried from the accounts to an account's links and back. */
 export function periodSearch(search: CompositeSearch): CompositeSearch {
-  const out: CompositeSearch = {};
+  const out: CompositeSearch = search.currency ? { currency: search.currency } : {};
   if (search.from && search.to) {
     out.from = search.from;
     out.to = search.to;

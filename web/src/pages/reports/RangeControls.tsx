@@ -1,4 +1,4 @@
-import { type FormEvent, useEffect, useState } from "react";
+import { type FormEvent, type ReactNode, useEffect, useState } from "react";
 import { Field } from "../../components/Field";
 import { joinBound, PRESETS, type RangeChoice, type ReportState, splitBound, windowQuery } from "./report-state";
 
@@ -17,13 +17,15 @@ interface RangeControlsProps {
   onChange: (state: ReportState) => void;
   /** The API's messages for the window's ends. */
   errors: { from: string | undefined; to: string | undefined };
+  /** Shown beside the period (the currency picker). */
+  children?: ReactNode;
 }
 
 /**
  * The report's window: a preset (whole UTC days up to today), or a custom range of dates with
  * optional UTC times, both ends included, which the API counts to the instant.
  */
-export function RangeControls({ state, now, onChange, errors }: RangeControlsProps) {
+export function RangeControls({ state, now, onChange, errors, children }: RangeControlsProps) {
   const from = splitBound(state.from);
   const to = splitBound(state.to);
   const [fromDay, setFromDay] = useState(from.day);
@@ -81,6 +83,7 @@ export function RangeControls({ state, now, onChange, errors }: RangeControlsPro
           </select>
         )}
       </Field>
+      {children}
       {state.range === "custom" && (
         <form className="report-custom-range" onSubmit={apply} noValidate aria-label="Custom range">
           <Field label="From" error={errors.from}>

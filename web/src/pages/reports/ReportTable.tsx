@@ -16,6 +16,10 @@ interface ReportTableProps {
   totals: ReportRow | undefined;
   sort: ReportSort | undefined;
   onSort: (sort: ReportSort) => void;
+  /** What the rows' amounts are in: their answer's `meta.currency`. */
+  currency: string;
+  /** What the totals' amounts are in, when the totals are an answer of their own. */
+  totalsCurrency?: string | undefined;
 }
 
 /** A value as shown, carrying the API's own value for whoever reads the page's data. */
@@ -24,7 +28,16 @@ const Value = ({ raw, children }: { raw: unknown; children: string }) => (
 );
 
 /** The report's rows as the API sorted and paged them, with its totals in the footer. */
-export function ReportTable({ fields, stats, rows, totals, sort, onSort }: ReportTableProps) {
+export function ReportTable({
+  fields,
+  stats,
+  rows,
+  totals,
+  sort,
+  onSort,
+  currency,
+  totalsCurrency = currency,
+}: ReportTableProps) {
   const columns: Column<Indexed>[] = [
     ...fields.map(
       (field, i): Column<Indexed> => ({
@@ -42,8 +55,10 @@ export function ReportTable({ fields, stats, rows, totals, sort, onSort }: Repor
         numeric: true,
         // One row of totals has nothing to sort.
         sortable: fields.length > 0,
-        cell: ({ row }) => <Value raw={row[stat]}>{formatStat(stat, row[stat])}</Value>,
-        ...(totals ? { total: <Value raw={totals[stat]}>{formatStat(stat, totals[stat])}</Value> } : {}),
+        cell: ({ row }) => <Value raw={row[stat]}>{formatStat(stat, row[stat], currency)}</Value>,
+        ...(totals
+          ? { total: <Value raw={totals[stat]}>{formatStat(stat, totals[stat], totalsCurrency)}</Value> }
+          : {}),
       }),
     ),
   ];

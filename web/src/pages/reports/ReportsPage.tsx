@@ -3,13 +3,15 @@ import { useNavigate } from "@tanstack/react-router";
 import { lazy, Suspense, useMemo } from "react";
 import { ApiFailure } from "../../api/client";
 import { CopyButton } from "../../components/CopyButton";
+import { CurrencyPicker, UnconvertedNotice } from "../../components/Currency";
 import { Field, FormError, fieldError, formError } from "../../components/Field";
 import { Pager } from "../../components/Pager";
 import { Empty, ErrorState, Loading } from "../../components/states";
+import { currencyName } from "../../format";
 import { ColumnControls } from "./ColumnControls";
 import { FilterControls } from "./FilterControls";
 import { fetchReport } from "./fetch-report";
-import { FIELD_LABELS, formatStat, STAT_LABELS } from "./labels";
+import { FIELD_LABELS, formatStat, isAmount, STAT_LABELS } from "./labels";
 import { describeWindow, RangeControls } from "./RangeControls";
 import { ReportTable } from "./ReportTable";
 import { reportCsv, saveFile } from "./report-csv";
@@ -43,6 +45,7 @@ const CONTROLLED = [
   "sortBy",
   "limit",
   "offset",
+  "currency",
   ...FILTERS,
 ] as const;
 
@@ -55,6 +58,10 @@ export function ReportsPage() {
   // Values left out of the address are named, not silently lost.
   const { state, notes } = useMemo(() => readSearch(search), [search]);
   const go = (next: ReportState) => void navigate({ search: writeSearch(next) });
+  const withCurrency = (currency: string | undefined): ReportState => {
+    const { currency: _currency, ...rest } = state;
+    return currency ? { ...rest, currency } : rest;
+  };
 
   // Presets are whole UTC days up to today: the day is read once per render, as the queries' key.
   const now = Date.now();
@@ -87,12 +94,16 @@ export function ReportsPage() {
 
   const rows = table.data?.rows ?? [];
   const total = fields.length > 0 ? totals.data?.rows[0] : undefined;
+  // What the amounts are in (the answer says), and what it left out: near the totals.
+  const currency = table.data?.meta.currency;
+  const totalsMeta = fields.length > 0 ? totals.data?.meta : table.data?.meta;
   const ready = !table.isFetching && !table.isError && (fields.length === 0 || (!totals.isFetching && !totals.isError));
 
   function download() {
     const { conversionDateFrom, conversionDateTo } = windowQuery(state, now);
     const span = [conversionDateFrom, conversionDateTo].filter(Boolean).join("_to_").replace(/:/g, "");
-    saveFile(`performance-report${span ? `-${span}` : ""}.csv`, reportCsv(fields, stats, rows, total), "text/csv");
+    const name = `performance-report${span ? `-${span}` : ""}${currency ? `-${currency}` : ""}.csv`;
+    saveFile(name, reportCsv(fields, stats, rows, total), "text/csv");
   }
 
   return (
@@ -128,7 +139,14 @@ export function ReportsPage() {
           now={now}
           onChange={go}
           errors={{ from: errorOf("conversionDateFrom"), to: errorOf("conversionDateTo") }}
-        />
+        >
+          <CurrencyPicker
+            value={state.currency}
+            shown={currency}
+            onChange={(next) => go(withCurrency(next))}
+            error={errorOf("currency")}
+          />
+        </RangeControls>
         <ColumnControls state={state} onChange={go} errors={{ fields: errorOf("fields"), stats: errorOf("stats") }} />
         <h3>Filters</h3>
         <FilterControls state={state} onChange={go} errorOf={errorOf} />
@@ -137,13 +155,21 @@ export function ReportsPage() {
 
       <p className="report-window">
         <strong>Window:</strong> {describeWindow(state, now)}
+        {currency && (
+          <>
+            <br />
+            <strong>Amounts in:</strong> {currencyName(currency)} ({currency}), each converted at the rate of its day.
+          </>
+        )}
       </p>
 
       {time && (
         <section className="panel report-chart" aria-labelledby="chart-title">
           <div className="report-chart-head">
             <h2 id="chart-title">
-              {STAT_LABELS[chartStat]} per {FIELD_LABELS[time].toLowerCase()}
+              {STAT_LABELS[chartStat]}
+              {isAmount(chartStat) && chart.data ? ` (${chart.data.meta.currency})` : ""} per{" "}
+              {FIELD_LABELS[time].toLowerCase()}
             </h2>
             <Field label="Chart" inline>
               {(props) => (
@@ -178,7 +204,7 @@ export function ReportsPage() {
                 }))}
                 statLabel={STAT_LABELS[chartStat]}
                 periodLabel={FIELD_LABELS[time].toLowerCase().replace(" (monday)", "")}
-                format={(value) => formatStat(chartStat, value)}
+                format={(value) => formatStat(chartStat, value, chart.data.meta.currency)}
               />
             </Suspense>
           )}
@@ -225,6 +251,7 @@ export function ReportsPage() {
             {totals.isError && !refusedByField && (
               <ErrorState error={totals.error} onRetry={() => void totals.refetch()} />
             )}
+            <UnconvertedNotice meta={totalsMeta} />
             <ReportTable
               fields={fields}
               stats={stats}
@@ -232,6 +259,8 @@ export function ReportsPage() {
               totals={total}
               sort={state.sort}
               onSort={(sort) => go({ ...state, sort, offset: 0 })}
+              currency={table.data.meta.currency}
+              totalsCurrency={totals.data?.meta.currency}
             />
             {table.data.pagination && (
               <Pager page={table.data.pagination} onOffset={(offset) => go({ ...state, offset })} label="Report rows" />

@@ -1,4 +1,5 @@
-import type { FieldName, StatName } from "./report-state";
+import { formatInteger, formatMoney, formatPercent } from "../../format.js";
+import type { FieldName, StatName } from "./report-state.js";
 
 export const FIELD_LABELS: Record<FieldName, string> = {
   date: "Day",
@@ -35,12 +36,6 @@ export const STAT_HINTS: Partial<Record<StatName, string>> = {
   epc: "commission / clicks",
 };
 
-// The API rounds amounts and ratios to 4 decimals: up to 4 are shown, so nothing it answered is lost.
-const LOCALE = "en-US";
-const count = new Intl.NumberFormat(LOCALE, { maximumFractionDigits: 0 });
-const amount = new Intl.NumberFormat(LOCALE, { minimumFractionDigits: 2, maximumFractionDigits: 4 });
-const percent = new Intl.NumberFormat(LOCALE, { style: "percent", minimumFractionDigits: 2, maximumFractionDigits: 2 });
-
 const AMOUNTS: ReadonlySet<StatName> = new Set([
   "depositAmount",
   "cpaCommission",
@@ -50,11 +45,18 @@ const AMOUNTS: ReadonlySet<StatName> = new Set([
   "epc",
 ]);
 
-export function formatStat(stat: StatName, value: unknown): string {
+/** Whether a stat is money, in the answer's `meta.currency`. */
+export const isAmount = (stat: StatName) => AMOUNTS.has(stat);
+
+/**
+ * A stat's value as shown: amounts in `currency` (the answer's), with up to 4 decimals as the API
+ * rounds them, so nothing it answered is lost.
+ */
+export function formatStat(stat: StatName, value: unknown, currency: string): string {
   const n = typeof value === "number" ? value : Number(value ?? 0);
   if (!Number.isFinite(n)) return "–";
-  if (stat === "conversionRate") return percent.format(n);
-  return AMOUNTS.has(stat) ? amount.format(n) : count.format(n);
+  if (stat === "conversionRate") return formatPercent(n);
+  return AMOUNTS.has(stat) ? formatMoney(n, currency, { precise: true }) : formatInteger(n);
 }
 
 /** A breakdown's value as read: the name the API gives, or what a missing one means there. */

@@ -1,8 +1,9 @@
 /**
  * The performance report's state as the page's address holds it: read (and checked) from the
- * search params, written back canonically, and turned into the API's query. No imports, so the
- * logic tests can load it as it is.
+ * search params, written back canonically, and turned into the API's query. It imports only
+ * search-params (which imports nothing), so the logic tests can load it as it is.
  */
+import { currencyParam } from "../../search-params.js";
 
 /** The report's breakdowns, as its `fields` parameter names them (docs/reports-and-mcp.md). */
 export const FIELDS = [
@@ -77,6 +78,8 @@ export interface ReportState {
   limit: number;
   /** The stat the chart draws; absent: the first shown. */
   chart?: StatName;
+  /** The currency amounts are shown in (ISO 4217); absent: the tenant's reporting currency. */
+  currency?: string;
 }
 
 /** The search params this page reads. */
@@ -91,6 +94,7 @@ const SEARCH_KEYS = [
   "offset",
   "limit",
   "chart",
+  "currency",
 ] as const;
 
 /**
@@ -286,6 +290,13 @@ export function readSearch(raw: Record<string, unknown>): { state: ReportState; 
     if (stat && shown.includes(stat)) state.chart = stat;
     else drop("chart", raw.chart, "is not a shown stat: the first one charted.");
   }
+
+  if (raw.currency !== undefined) {
+    const currency = currencyParam(raw.currency);
+    if (currency) state.currency = currency;
+    else
+      drop("currency", raw.currency, "is not a currency code (three letters, ISO 4217): the reporting currency shown.");
+  }
   return { state, notes };
 }
 
@@ -307,6 +318,7 @@ export function writeSearch(state: ReportState): ReportSearch {
   if (state.offset !== 0) search.offset = state.offset;
   if (state.limit !== DEFAULT_LIMIT) search.limit = state.limit;
   if (state.chart !== undefined) search.chart = state.chart;
+  if (state.currency !== undefined) search.currency = state.currency;
   return search;
 }
 
@@ -389,11 +401,13 @@ export interface PerformanceQuery {
   sortBy?: string;
   offset?: number;
   limit?: number;
+  currency?: string;
 }
 
 function common(state: ReportState, now: number): PerformanceQuery {
   const query: PerformanceQuery = { ...windowQuery(state, now) };
   if (state.stats.length > 0) query.stats = state.stats.join(",");
+  if (state.currency !== undefined) query.currency = state.currency;
   for (const name of FILTERS) {
     const id = state.filters[name];
     if (id !== undefined) query[name] = id;

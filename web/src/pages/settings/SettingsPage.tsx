@@ -4,16 +4,18 @@ import { formatDateTime, formatInteger } from "../../format";
 import { useMe } from "../../me";
 import { useCan } from "../../permissions";
 import { CurrencyForm } from "./CurrencyForm";
+import { ExchangeRates } from "./ExchangeRates";
 import { MePanel } from "./MePanel";
 import { PostbackKey } from "./PostbackKey";
 import { settingsQuery } from "./queries";
 import "./settings.css";
 import { Fact } from "../../components/Facts";
 
-/** The signed-in person, and what the account may change through /api/v1/settings. */
+/** The signed-in person, what the account may change through /api/v1/settings, and the exchange rates. */
 export function SettingsPage() {
   const me = useMe();
-  const admin = useCan()("account.admin");
+  const can = useCan();
+  const admin = can("account.admin");
   const settings = useQuery({ ...settingsQuery, enabled: admin });
 
   return (
@@ -55,12 +57,15 @@ export function SettingsPage() {
               </dl>
               <p className="muted small">The plan and allowance are set by the operator.</p>
               <div className="settings-forms">
-                <CurrencyForm current={settings.data.defaultCurrency} />
+                <CurrencyForm setting="defaultCurrency" settings={settings.data} />
+                <CurrencyForm setting="reportingCurrency" settings={settings.data} />
                 <PostbackKey template={settings.data.postbackUrlTemplate} canRotate={admin} />
               </div>
             </>
           )}
         </section>
+        {/* The rates reports convert with: read by whoever reads reports, added by account admins. */}
+        {(can("reports.read") || admin) && <ExchangeRates canChange={admin} />}
       </div>
     </>
   );

@@ -6,3 +6,6 @@ export const settingsQuery = {
   queryKey: SETTINGS,
   queryFn: async () => (await unwrap(api.GET("/api/v1/settings"))).data,
 };
+
+/** The tenant's settings, as GET /api/v1/settings answers them. */
+export type Settings = Awaited<ReturnType<typeof settingsQuery.queryFn>>;
