@@ -279,7 +279,7 @@ describe("errors are tool errors with the HTTP API's message", () => {
       "a malformed date",
       "performance",
       { conversionDateFrom: "01/11/2026" },
-      "conversionDateFrom must be a date (YYYY-MM-DD) or an ISO 8601 date-time, got '01/11/2026'",
+      "conversionDateFrom must be a date (YYYY-MM-DD) or an ISO 8601 date-time (YYYY-MM-DDTHH:MM[:SS], with Z or an offset for an instant, without one for wall time in the time zone), got '01/11/2026'",
     ],
     [
       "a date that does not exist",

@@ -471,7 +471,7 @@ describe("day buckets on a database whose session time zone is not UTC", () => {
     }
     const daily = await t.ctx.db.transaction(async (tx) => {
       await tx.query("set local timezone to 'Europe/Berlin'");
-      return usageTimeseries(tx, { tenantId: who.tenantId, now }, "day");
+      return usageTimeseries(tx, { tenantId: who.tenantId, now }, "day", "UTC");
     });
     expect(daily.buckets).toEqual([
       { start: "2026-03-27T00:00:00.000Z", calls: 0 },
@@ -479,5 +479,31 @@ describe("day buckets on a database whose session time zone is not UTC", () => {
       { start: "2026-03-29T00:00:00.000Z", calls: 1 },
       { start: "2026-03-30T00:00:00.000Z", calls: 1 },
     ]);
+    // In Berlin's own days, through the API: the day of the change starts at 23:00Z, the next at 22:00Z.
+    t.clock.set(now.toISOString());
+    const res = await t.call({
+      method: "GET",
+      url: "/api/v1/traffic-controls/api-usage/timeseries?interval=day&timeZone=europe/berlin",
+      headers: { authorization: who.apiKey },
+    });
+    expect(res.statusCode, res.body).toBe(200);
+    expect(res.json().data.timeZone).toBe("Europe/Berlin");
+    const buckets: { start: string; calls: number }[] = res.json().data.buckets;
+    expect(buckets.map((b) => b.start)).toEqual([
+      "2026-03-26T23:00:00.000Z",
+      "2026-03-27T23:00:00.000Z",
+      "2026-03-28T23:00:00.000Z",
+      "2026-03-29T22:00:00.000Z",
+    ]);
+    // The last day also counts the calls this test made through the API.
+    expect(buckets.map((b) => b.calls).slice(0, 3)).toEqual([0, 1, 1]);
+    expect(buckets[3]?.calls).toBeGreaterThanOrEqual(1);
+    const bad = await t.call({
+      method: "GET",
+      url: "/api/v1/traffic-controls/api-usage/timeseries?timeZone=Mars/Olympus",
+      headers: { authorization: who.apiKey },
+    });
+    expect(bad.statusCode).toBe(400);
+    expect(bad.json().message).toContain("timeZone");
   });
 });

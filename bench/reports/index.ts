@@ -36,7 +36,7 @@ import {
  * Figures, per database (BENCH_DATABASES, default both; PostgreSQL skipped when unreachable):
  *   dataset         generated or reused, its size, and how long generation took (clicks/s)
  *   count-rollups   `select count(*) from daily_rollups` through the db handle: the baseline
- *   date-90d, account-source-30d, week-brand-country-type-90d, accounts-composite-page3, and
+ *   date-90d, account-source-30d, week-brand-country-type-90d, accounts-composite-page3, hour-2d, and
  *   date-90d-hours, account-source-30d-hours, account-source-30d-hours-past, account-source-2h,
  *   week-brand-country-type-90d-hours, accounts-composite-page3-hours (date-time windows with
  *   hour and minute edges, whose partial edge days are read from the raw events)
@@ -44,7 +44,8 @@ import {
  *                   sequential requests after BENCH_REPORTS_WARMUP (default 5); p50/p95/mean, the
  *                   ratio of p50 to the baseline's, and goalMet for p50 <= 100 ms; each also as
  *                   <figure>-in-EUR, its amounts converted from the dataset's USD day by day
- *                   (vsUnconverted: its p50 over the shape's own)
+ *                   (vsUnconverted: its p50 over the shape's own), and the whole-day shapes as
+ *                   <figure>-new-york and <figure>-kolkata, their days local to that zone (vsUtc)
  * With BENCH_REPORTS_EXPLAIN=1, the plan (EXPLAIN ANALYZE, BUFFERS) of the SQL behind each figure
  * that misses the goal goes to stderr (BENCH_REPORTS_EXPLAIN=all: of every figure).
  */
@@ -282,6 +283,18 @@ function shapes(now: Date): Shape[] {
       },
     },
     {
+      // Local hours: read from the raw events in any zone.
+      figure: "hour-2d",
+      report: "performance",
+      path: "/reports/events/performance",
+      query: {
+        fields: "hour",
+        stats: "clicks,signups,ftd,commission",
+        conversionDateFrom: day(now, 1),
+        conversionDateTo: day(now),
+      },
+    },
+    {
       figure: "date-90d-hours",
       report: "performance",
       path: "/reports/events/performance",
@@ -344,6 +357,30 @@ function shapes(now: Date): Shape[] {
       },
     },
   ];
+}
+
+/** The zones the whole-day shapes are also timed in (their days local), as `<figure>-<suffix>`. */
+const ZONES: [string, string][] = [
+  ["America/New_York", "new-york"],
+  ["Asia/Kolkata", "kolkata"],
+];
+
+/**
+ * A shape's variants: in EUR (vsUnconverted: p50 over the shape's own), and for the shapes of
+ * whole days, in each zone of ZONES (vsUtc).
+ */
+function variants(shape: Shape): (Shape & { same: string; ratio: string })[] {
+  const inEur = { ...shape, figure: `${shape.figure}-in-EUR`, query: { ...shape.query, currency: "EUR" } };
+  const wholeDays = !Object.values(shape.query).some((v) => v.includes("T"));
+  const zoned = wholeDays
+    ? ZONES.map(([zone, suffix]) => ({
+        ...shape,
+        figure: `${shape.figure}-${suffix}`,
+        query: { ...shape.query, timeZone: zone },
+        ratio: "vsUtc",
+      }))
+    : [];
+  return [{ ...inEur, ratio: "vsUnconverted" }, ...zoned].map((v) => ({ ...v, same: shape.figure }));
 }
 
 /** Runs the shape's report once with its SQL captured, then EXPLAIN ANALYZE of each statement. */
@@ -435,12 +472,13 @@ async function benchDatabase(kind: Db["kind"], database: Database, o: Options): 
     const headers = { authorization: `ApiKey ${key.token}` };
     // Daily USD rates over the whole dataset (the demo's, as the tenant's own), for the -in-EUR figures.
     await seedDemoRates(db, dataset.tenantId, dataset.now);
-    const unconverted = new Map<string, number>();
-    const converted = shapes(dataset.now).flatMap((shape) => [
+    // Each shape's own p50, by figure: the variants' ratios are over it.
+    const own = new Map<string, number>();
+    const timed: (Shape & { same?: string; ratio?: string })[] = shapes(dataset.now).flatMap((shape) => [
       shape,
-      { ...shape, figure: `${shape.figure}-in-EUR`, query: { ...shape.query, currency: "EUR" }, same: shape.figure },
+      ...variants(shape),
     ]);
-    for (const shape of converted) {
+    for (const shape of timed) {
       const url = `${baseUrl(app)}/api/v1${shape.path}?${new URLSearchParams(shape.query)}`;
       let total = 0;
       const call = async () => {
@@ -460,12 +498,12 @@ async function benchDatabase(kind: Db["kind"], database: Database, o: Options): 
         goal: `p50 <= ${GOAL_P50_MS} ms`,
         goalMet: latency.p50Ms <= GOAL_P50_MS,
         totalRows: total,
-        ...("same" in shape
-          ? { vsUnconverted: round(latency.p50Ms / (unconverted.get(shape.same) ?? latency.p50Ms), 3) }
+        ...(shape.same !== undefined && shape.ratio !== undefined
+          ? { [shape.ratio]: round(latency.p50Ms / (own.get(shape.same) ?? latency.p50Ms), 3) }
           : {}),
         request: `GET /api/v1${shape.path}?${decodeURIComponent(new URLSearchParams(shape.query).toString())}`,
       });
-      if (!("same" in shape)) unconverted.set(shape.figure, latency.p50Ms);
+      if (shape.same === undefined) own.set(shape.figure, latency.p50Ms);
       if (o.explain === "all" || (o.explain === "missed" && latency.p50Ms > GOAL_P50_MS)) {
         const plan = await explain(db, dataset.tenantId, shape, new Date());
         report.progress(`${kind}: ${shape.figure} plan:\n${plan}`);

@@ -4,7 +4,15 @@ import { containsPattern } from "../../platform/db/search.js";
 import { ApiError } from "../../platform/http/errors.js";
 import { catalogItemOf } from "../catalog/index.js";
 import { selectWindow } from "./exact-window.js";
-import { planConversion, type ReportMeta, reportMeta, rowsInCurrency, unconvertedOf } from "./money.js";
+import {
+  planConversion,
+  type ReportMeta,
+  reportCurrency,
+  reportDefaults,
+  reportMeta,
+  rowsInCurrency,
+  unconvertedOf,
+} from "./money.js";
 import {
   CURRENCY_PARAM,
   dateWindow,
@@ -13,6 +21,7 @@ import {
   parseParams,
   type ReportLimits,
   readSort,
+  TIME_ZONE_PARAM,
 } from "./params.js";
 import { chooseRollup, NO_BLOCKS, readBlockState } from "./sources.js";
 import { findStat, STATS, type StatDef, statColumns } from "./stats.js";
@@ -37,13 +46,14 @@ const common: ParamDef[] = [
     kind: "date",
     end: "from",
     description:
-      "Start of the metrics window, inclusive: a date or a date-time, counted exactly; default 29 days before metricsTo",
+      "Start of the metrics window, inclusive: a date (from its start in timeZone) or a date-time, counted exactly; default 29 days before metricsTo",
   },
   {
     name: "metricsTo",
     kind: "date",
     end: "to",
-    description: "End of the metrics window, inclusive: a date (to its end in UTC) or a date-time; default today (UTC)",
+    description:
+      "End of the metrics window, inclusive: a date (to its end in timeZone) or a date-time; default today (in timeZone)",
   },
   {
     name: "comparisonFrom",
@@ -64,6 +74,7 @@ const common: ParamDef[] = [
     description: `name (ascending; -name descending) or a metric, highest first unless prefixed + (ascending): ${SORTABLE.map((s) => s.name + (s.aliases.length ? ` (alias ${s.aliases.join(", ")})` : "")).join(", ")}`,
   },
   CURRENCY_PARAM,
+  TIME_ZONE_PARAM,
   { name: "search", kind: "text", maxLength: 200, description: "Case-insensitive part of the name" },
   { name: "programId", kind: "id", description: "Only this program's" },
   { name: "brandId", kind: "id", description: "Only this brand's" },
@@ -144,10 +155,13 @@ export async function runComposite(
   pagination: { offset: number; limit: number; total: number };
   meta: ReportMeta;
 }> {
-  const params = parseParams(kind.params, raw);
-  const metrics =
-    dateWindow(params, ["metricsFrom", "metricsTo"], last30Days(now), limits.maxWindowDays) ?? last30Days(now);
-  const comparison = dateWindow(params, ["comparisonFrom", "comparisonTo"], null, limits.maxWindowDays);
+  const defaults = await reportDefaults(db, tenantId);
+  const params = parseParams(kind.params, raw, defaults.timeZone);
+  const zone = params.timeZone as string;
+  const currency = reportCurrency(params.currency as string | undefined, defaults);
+  const fallback = last30Days(now, zone);
+  const metrics = dateWindow(params, ["metricsFrom", "metricsTo"], fallback, limits.maxWindowDays, zone) ?? fallback;
+  const comparison = dateWindow(params, ["comparisonFrom", "comparisonTo"], null, limits.maxWindowDays, zone);
   const offset = params.offset as number;
   const limit = params.limit as number;
   const { stat, direction } = readOrder(params.sortBy as string | undefined);
@@ -165,7 +179,7 @@ export async function runComposite(
   const conversion = await planConversion(
     db,
     tenantId,
-    params.currency as string | undefined,
+    currency,
     comparison ? [metrics, comparison] : [metrics],
     rollup,
   );
@@ -239,5 +253,5 @@ export async function runComposite(
     );
     total = counted?.n ?? 0;
   }
-  return { items, pagination: { offset, limit, total }, meta: reportMeta(conversion.currency, unconverted) };
+  return { items, pagination: { offset, limit, total }, meta: reportMeta(zone, conversion.currency, unconverted) };
 }

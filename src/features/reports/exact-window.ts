@@ -47,6 +47,38 @@ export function splitWindow(window: { from: Date; to: Date }, now: Date): Window
   return { days: first <= last ? [dayString(first / DAY_MS), dayString(last / DAY_MS)] : null, raw };
 }
 
+/**
+ * A report that groups by local time: by day, week or month in a zone other than UTC, or by hour
+ * in any. Its window is read from the raw events wherever they are kept, so that each event falls
+ * in its local day and hour (the rollups' days are UTC days).
+ */
+export interface LocalTime {
+  /** IANA name. */
+  zone: string;
+  /** The rows carry local_hour too: the instant the event's local hour starts. */
+  hour: boolean;
+}
+
+/** The columns a window's rows carry for a LocalTime: local_day, and local_hour when asked. */
+export const localColumns = (local: LocalTime | undefined): string[] =>
+  local === undefined ? [] : local.hour ? ["local_day", "local_hour"] : ["local_day"];
+
+/**
+ * How a window grouped by local time is read: every UTC day whose raw events are all kept from
+ * the raw events (from the window's first instant), and the days before, which only the rollups
+ * still hold, as whole UTC days. Those old days count as whole days of their UTC date (the window
+ * widened to them, as splitWindow does for an old edge).
+ */
+function splitLocal(window: { from: Date; to: Date }, now: Date): WindowSplit {
+  const firstKept = Math.ceil((now.getTime() - RAW_EVENT_RETENTION_DAYS * DAY_MS) / DAY_MS) * DAY_MS;
+  if (window.from.getTime() >= firstKept)
+    return { days: null, raw: [{ from: window.from, to: window.to, open: false }] };
+  const lastOld = Math.min(startOfDay(window.to), firstKept - DAY_MS);
+  const days: [string, string] = [dayString(startOfDay(window.from) / DAY_MS), dayString(lastOld / DAY_MS)];
+  if (window.to.getTime() < firstKept) return { days, raw: [] };
+  return { days, raw: [{ from: new Date(firstKept), to: window.to, open: false }] };
+}
+
 /** The conversion type whose count and amount each report measure holds. */
 const MEASURE_TYPES: Record<(typeof REPORT_MEASURES)[number], string | null> = {
   clicks: null,
@@ -115,9 +147,11 @@ function addExactWindow(
   byDay: boolean,
   state: BlockState,
   now: Date,
+  local: LocalTime | undefined,
 ): WindowRows {
-  const split = splitWindow(window, now);
-  if (split.raw.length === 0 && split.days !== null) return addWindow(filter, source, split.days, byDay, state);
+  const split = local === undefined ? splitWindow(window, now) : splitLocal(window, now);
+  if (split.raw.length === 0 && split.days !== null && local === undefined)
+    return addWindow(filter, source, split.days, byDay, state);
   const param = (value: unknown) => {
     filter.params.push(value);
     return `$${filter.params.length}`;
@@ -125,22 +159,32 @@ function addExactWindow(
   const columns = [...source.columns];
   const shape = ["tenant_id", ...(source.spanned ? ["span"] : []), "day", ...columns, ...REPORT_MEASURES];
   if (source.spanned) shape.push("day_rows");
+  shape.push(...localColumns(local));
+  const zone = local === undefined ? "" : `${param(local.zone)}::text`;
   const branches: string[] = [];
   let signed = false;
   if (split.days !== null) {
     // The whole days' rows, selected inside the union as addWindow selects them; its parameters
-    // follow the filter's.
+    // follow the filter's. Under local time they are whole UTC days (see splitLocal).
     const inner = new Conditions("m.tenant_id = $1", ...filter.params);
     const read = addWindow(inner, source, split.days, byDay, state);
     filter.params.push(...inner.params.slice(filter.params.length));
     signed = read.signed;
-    branches.push(`select ${shape.map((c) => `m.${c}`).join(", ")} from ${read.from} m where ${inner.sql}`);
+    const old: Record<string, string> = {
+      local_day: "m.day as local_day",
+      local_hour: "(m.day::timestamp at time zone 'UTC') as local_hour",
+    };
+    branches.push(`select ${shape.map((c) => old[c] ?? `m.${c}`).join(", ")} from ${read.from} m where ${inner.sql}`);
   }
   const raw: string[] = [];
-  for (const [table, at] of [
-    ["clicks", "at"],
-    ["conversions", "occurred_at"],
-  ] as const) {
+  const tables =
+    split.raw.length === 0
+      ? []
+      : ([
+          ["clicks", "at"],
+          ["conversions", "occurred_at"],
+        ] as const);
+  for (const [table, at] of tables) {
     const ranges = split.raw
       .map(
         (r) =>
@@ -154,6 +198,12 @@ function addExactWindow(
       ...columns.map((c) => dimension(table, c)),
       ...REPORT_MEASURES.map((m) => measure(table, m)),
       ...(source.spanned ? ["1"] : []),
+      ...(local === undefined ? [] : [`(e.${at} at time zone ${zone})::date`]),
+      // The instant the local hour starts: the event's instant less its minutes into that hour
+      // (right through a repeated hour, whose two passes have their own offsets).
+      ...(local?.hour
+        ? [`e.${at} - ((e.${at} at time zone ${zone}) - date_trunc('hour', e.${at} at time zone ${zone}))`]
+        : []),
     ];
     raw.push(
       `select ${values.map((v, i) => `${v} as ${shape[i]}`).join(", ")} from ${table} e where e.tenant_id = $1 and (${ranges})`,
@@ -166,11 +216,14 @@ function addExactWindow(
 export interface SelectedWindow extends WindowRows {
   where: string;
   params: unknown[];
+  /** The columns the rows carry for local time (localColumns). */
+  local: string[];
 }
 
 /**
  * addExactWindow over a fresh set of conditions on the tenant (`$1`, the first of `params`) and
- * `params`' others: single days when `byDay` (no block read), else the blocks current in `state`.
+ * `params`' others: single days when `byDay` (no block read), else the blocks current in `state`;
+ * with `local`, the rows carry their local day (and hour).
  */
 export function selectWindow(
   source: RollupSource,
@@ -179,8 +232,9 @@ export function selectWindow(
   state: BlockState,
   now: Date,
   params: readonly unknown[],
+  local?: LocalTime,
 ): SelectedWindow {
   const where = new Conditions("m.tenant_id = $1", ...params);
-  const rows = addExactWindow(where, source, window, byDay, byDay ? NO_BLOCKS : state, now);
-  return { ...rows, where: where.sql, params: where.params };
+  const rows = addExactWindow(where, source, window, byDay, byDay ? NO_BLOCKS : state, now, local);
+  return { ...rows, where: where.sql, params: where.params, local: localColumns(local) };
 }

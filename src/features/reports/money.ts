@@ -12,20 +12,32 @@ import { REPORT_MEASURES } from "../tracking/rollups.js";
 import type { SelectedWindow } from "./exact-window.js";
 import type { RollupSource, WindowRows } from "./sources.js";
 
-/** The currency a report is in: the request's, else the tenant's reporting currency, else its default one. */
-async function reportCurrency(db: Queryable, tenantId: string, requested: string | undefined): Promise<string> {
-  if (requested !== undefined) {
-    const code = currencyCode(requested.trim());
-    if (code === null) {
-      throw ApiError.validation("currency", `must be an ISO 4217 currency code such as EUR or USD, got '${requested}'`);
-    }
-    return code;
-  }
-  const [row] = await db.query<{ currency: string }>(
-    "select coalesce(reporting_currency, default_currency) as currency from tenants where id = $1",
+/** What a tenant's reports are read in unless a request says otherwise. */
+export interface ReportDefaults {
+  /** The reporting currency, else the default one. */
+  currency: string;
+  /** IANA name. */
+  timeZone: string;
+}
+
+/** The tenant's reporting currency and time zone (one read of its settings). */
+export async function reportDefaults(db: Queryable, tenantId: string): Promise<ReportDefaults> {
+  const [row] = await db.query<ReportDefaults>(
+    `select coalesce(reporting_currency, default_currency) as currency, time_zone as "timeZone"
+       from tenants where id = $1`,
     [tenantId],
   );
-  return row?.currency ?? "USD";
+  return row ?? { currency: "USD", timeZone: "UTC" };
+}
+
+/** The currency a report is in: the request's (`currency`, checked), else the tenant's. */
+export function reportCurrency(requested: string | undefined, defaults: ReportDefaults): string {
+  if (requested === undefined) return defaults.currency;
+  const code = currencyCode(requested.trim());
+  if (code === null) {
+    throw ApiError.validation("currency", `must be an ISO 4217 currency code such as EUR or USD, got '${requested}'`);
+  }
+  return code;
 }
 
 /** The rate of `code` in force on `day` for the tenant `$1`: tenant and reference looked up apart, each through the key. */
@@ -66,18 +78,16 @@ export interface Conversion {
 const utcDay = (at: Date) => new Date(Math.floor(at.getTime() / DAY_MS) * DAY_MS).toISOString().slice(0, 10);
 
 /**
- * The currency a report is in (`requested`, else the tenant's setting) and the factors a report
- * over `windows` needs to show its amounts in it (one small query; none without windows, for a
- * report that shows no amount).
+ * The factors a report over `windows` needs to show its amounts in `currency` (one small query;
+ * none without windows, for a report that shows no amount).
  */
 export async function planConversion(
   db: Queryable,
   tenantId: string,
-  requested: string | undefined,
+  currency: string,
   windows: readonly { from: Date; to: Date }[],
   rollup: RollupSource,
 ): Promise<Conversion> {
-  const currency = await reportCurrency(db, tenantId, requested);
   if (windows.length === 0) return { currency, days: [], currencies: [], factors: [] };
   const from = new Date(Math.min(...windows.map((w) => w.from.getTime())));
   const to = new Date(Math.max(...windows.map((w) => w.to.getTime())));
@@ -118,7 +128,7 @@ export interface SelectedRows {
  * `params` are the ones `rows` and `days` use; the factors' are added to them.
  */
 function convertedRows(
-  rows: SelectedRows & { signed: boolean },
+  rows: SelectedRows & { signed: boolean; local: string[] },
   days: SelectedRows,
   source: RollupSource,
   conversion: Conversion,
@@ -136,6 +146,7 @@ function convertedRows(
     ...source.columns,
     ...REPORT_MEASURES,
     ...(source.spanned ? ["day_rows"] : []),
+    ...rows.local,
   ];
   const difference = columns.map((c) => {
     if (AMOUNTS.has(c)) return `m.${c} * (coalesce(f.factor, 0) - 1) as ${c}`;
@@ -171,7 +182,7 @@ export function rowsInCurrency(
   if (!converts(conversion)) return rows;
   const days = select(true, rows.params);
   const converted = convertedRows(rows, days, source, conversion, days.params);
-  return { ...converted, where: "m.tenant_id = $1", params: days.params };
+  return { ...converted, where: "m.tenant_id = $1", params: days.params, local: rows.local };
 }
 
 /** A currency whose amounts a report left out for want of a rate, with how many conversions they were. */
@@ -215,9 +226,9 @@ export interface ReportMeta {
   unconverted: Unconverted[];
 }
 
-/** A report's meta: its days are UTC days. */
-export const reportMeta = (currency: string, unconverted: Unconverted[]): ReportMeta => ({
-  timeZone: "UTC",
+/** A report's meta: the zone its days are read in, the currency its amounts are in, what was left out. */
+export const reportMeta = (timeZone: string, currency: string, unconverted: Unconverted[]): ReportMeta => ({
+  timeZone,
   currency,
   unconverted,
 });

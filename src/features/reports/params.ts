@@ -1,6 +1,7 @@
 import { DAY_MS } from "../../platform/durations.js";
 import { EARLIEST_INSTANT, parseDateBound } from "../../platform/http/dates.js";
 import { ApiError } from "../../platform/http/errors.js";
+import { addDays, localDay, localDayBounds, requireTimeZone, UTC } from "../../platform/time-zone.js";
 
 /** One parameter of a report, as the HTTP query, the OpenAPI document and the MCP tools see it. */
 export type ParamDef = {
@@ -12,6 +13,7 @@ export type ParamDef = {
   | { kind: "integer"; min: number; max: number; default: number }
   | { kind: "enum"; values: readonly string[]; default?: string }
   | { kind: "text"; maxLength: number }
+  | { kind: "zone" }
   | { kind: "id" }
 );
 
@@ -24,6 +26,14 @@ export const CURRENCY_PARAM: ParamDef = {
   maxLength: 10,
   description:
     "ISO 4217 code the amounts are shown in, each converted at the rate of its event's UTC day; default the reportingCurrency setting",
+};
+
+/** The time zone a report reads days in, for one request (the settings' timeZone otherwise). */
+export const TIME_ZONE_PARAM: ParamDef = {
+  name: "timeZone",
+  kind: "zone",
+  description:
+    "IANA time zone (e.g. America/New_York) in which plain dates are whole local days, wall times are read, and date, week, month and hour rows are local; default the timeZone setting",
 };
 
 function one(raw: unknown, name: string, kind: ParamDef["kind"]): string | number | undefined {
@@ -43,7 +53,7 @@ function integer(value: string | number, name: string, min: number, max: number)
   return n;
 }
 
-function parseOne(def: ParamDef, raw: unknown): ParamValue {
+function parseOne(def: ParamDef, raw: unknown, zone: string): ParamValue {
   const value = one(raw, def.name, def.kind);
   switch (def.kind) {
     case "list": {
@@ -55,7 +65,9 @@ function parseOne(def: ParamDef, raw: unknown): ParamValue {
       return items.length === 0 ? undefined : items;
     }
     case "date":
-      return value === undefined ? undefined : parseDateBound(def.name, String(value), def.end);
+      return value === undefined ? undefined : parseDateBound(def.name, String(value), def.end, zone);
+    case "zone":
+      return value === undefined ? zone : requireTimeZone(def.name, String(value));
     case "integer":
       return value === undefined ? def.default : integer(value, def.name, def.min, def.max);
     case "id":
@@ -80,12 +92,19 @@ function parseOne(def: ParamDef, raw: unknown): ParamValue {
 
 /**
  * Reads a report's parameters from a query or an MCP call: every value is checked against its
- * definition and an unknown parameter is refused, so both surfaces answer the same way.
+ * definition and an unknown parameter is refused, so both surfaces answer the same way. The time
+ * zone (a `zone` parameter, else `zone`, the tenant's setting) is read first: the dates are read in it.
  */
-export function parseParams(defs: readonly ParamDef[], raw: Record<string, unknown>): Record<string, ParamValue> {
+export function parseParams(
+  defs: readonly ParamDef[],
+  raw: Record<string, unknown>,
+  zone: string = UTC,
+): Record<string, ParamValue> {
   const known = new Map(defs.map((d) => [d.name, d]));
+  const zoneDef = defs.find((d) => d.kind === "zone");
+  const readZone = zoneDef === undefined ? zone : (parseOne(zoneDef, raw[zoneDef.name], zone) as string);
   const result: Record<string, ParamValue> = {};
-  for (const def of defs) result[def.name] = parseOne(def, undefined);
+  for (const def of defs) result[def.name] = parseOne(def, undefined, readZone);
   for (const [name, value] of Object.entries(raw)) {
     const def = known.get(name);
     if (!def) {
@@ -94,7 +113,7 @@ export function parseParams(defs: readonly ParamDef[], raw: Record<string, unkno
         `is not a parameter of this report; known: ${defs.map((d) => d.name).join(", ")}`,
       );
     }
-    result[def.name] = parseOne(def, value);
+    result[def.name] = parseOne(def, value, readZone);
   }
   return result;
 }
@@ -118,8 +137,8 @@ function daysSpanned(window: { from: Date; to: Date }): number {
 
 /**
  * A from/to pair, both inclusive, from not after to. With `fallback` (a default window), a
- * missing end takes its default: `to` today, `from` 29 days before `to` (never before the
- * earliest date a parameter may name). Without one, both ends or neither must be given. A window
+ * missing end takes its default: `to` the end of today, `from` the start of the local day 29 days
+ * before `to`'s (in `zone`; never before the earliest date a parameter may name). Without one, both ends or neither must be given. A window
  * may touch at most `maxWindowDays` (REPORT_MAX_WINDOW_DAYS) UTC days: what a report reads grows with its days,
  * so a longer one is refused, naming the window's last parameter and the limit.
  */
@@ -128,6 +147,7 @@ export function dateWindow(
   names: [string, string],
   fallback: { from: Date; to: Date } | null,
   maxWindowDays: number,
+  zone: string = UTC,
 ): { from: Date; to: Date } | null {
   let from = params[names[0]] as Date | undefined;
   let to = params[names[1]] as Date | undefined;
@@ -141,7 +161,12 @@ export function dateWindow(
     if (from !== undefined && from > to)
       throw ApiError.validation(names[0], `must not be after today (the default ${names[1]})`);
   }
-  from ??= new Date(Math.max(startOfDay(to).getTime() - 29 * DAY_MS, EARLIEST_INSTANT.getTime()));
+  from ??= new Date(
+    Math.max(
+      localDayBounds(addDays(localDay(to.getTime(), zone), -29), zone).from.getTime(),
+      EARLIEST_INSTANT.getTime(),
+    ),
+  );
   if (from > to) throw ApiError.validation(names[1], `must not be before ${names[0]}`);
   const days = daysSpanned({ from, to });
   if (days > maxWindowDays) {
@@ -153,14 +178,10 @@ export function dateWindow(
   return { from, to };
 }
 
-function startOfDay(at: Date): Date {
-  return new Date(`${at.toISOString().slice(0, 10)}T00:00:00.000Z`);
-}
-
-/** The last 30 UTC days up to and including today: the window when none is given. */
-export function last30Days(now: Date): { from: Date; to: Date } {
-  const today = startOfDay(now);
-  return { from: new Date(today.getTime() - 29 * DAY_MS), to: new Date(today.getTime() + DAY_MS - 1) };
+/** The last 30 local days of `zone` up to and including today: the window when none is given. */
+export function last30Days(now: Date, zone: string = UTC): { from: Date; to: Date } {
+  const today = localDay(now.getTime(), zone);
+  return { from: localDayBounds(addDays(today, -29), zone).from, to: localDayBounds(today, zone).to };
 }
 
 /**

@@ -1,10 +1,19 @@
 import type { Queryable } from "../../platform/db/index.js";
 import { Conditions } from "../../platform/db/paging.js";
 import { ApiError } from "../../platform/http/errors.js";
+import { offsetAt } from "../../platform/time-zone.js";
 import type { CONVERSION_TYPES } from "../tracking/index.js";
 import { DAY_ROWS } from "../tracking/rollups.js";
-import { type SelectedWindow, selectWindow } from "./exact-window.js";
-import { planConversion, type ReportMeta, reportMeta, rowsInCurrency, unconvertedOf } from "./money.js";
+import { type LocalTime, type SelectedWindow, selectWindow } from "./exact-window.js";
+import {
+  planConversion,
+  type ReportMeta,
+  reportCurrency,
+  reportDefaults,
+  reportMeta,
+  rowsInCurrency,
+  unconvertedOf,
+} from "./money.js";
 import {
   CURRENCY_PARAM,
   dateWindow,
@@ -14,6 +23,7 @@ import {
   parseParams,
   type ReportLimits,
   readSort,
+  TIME_ZONE_PARAM,
 } from "./params.js";
 import { chooseRollup, NO_BLOCKS, readBlockState, type WindowRows } from "./sources.js";
 import { AS_IS, findStat, isMoney, MEASURES, STATS, type StatDef, SUMMED, statColumns } from "./stats.js";
@@ -29,16 +39,30 @@ interface FieldDef {
   format?: (f: string) => string;
 }
 
+/**
+ * The time fields group on `m.day` (a UTC day) when the report is in UTC and has no hour field;
+ * otherwise on the rows' local day (see localTimeOf), written in for `m.day` by localFields.
+ */
 export const FIELDS: FieldDef[] = [
-  { name: "date", description: "UTC day (YYYY-MM-DD)", group: "m.day", format: (f) => `to_char(${f}, 'YYYY-MM-DD')` },
+  {
+    name: "date",
+    description: "Day in timeZone (YYYY-MM-DD)",
+    group: "m.day",
+    format: (f) => `to_char(${f}, 'YYYY-MM-DD')`,
+  },
   {
     name: "week",
-    description: "ISO week, as the date of its Monday (YYYY-MM-DD)",
+    description: "ISO week in timeZone, as the date of its Monday (YYYY-MM-DD)",
     // Date arithmetic, not date_trunc, whose timestamptz overload would depend on the session's time zone.
     group: "(m.day - (extract(isodow from m.day)::int - 1))",
     format: (f) => `to_char(${f}, 'YYYY-MM-DD')`,
   },
-  { name: "month", description: "Month (YYYY-MM)", group: "to_char(m.day, 'YYYY-MM')" },
+  { name: "month", description: "Month in timeZone (YYYY-MM)", group: "to_char(m.day, 'YYYY-MM')" },
+  {
+    name: "hour",
+    description: "Hour in timeZone, with the zone's offset at that hour (2026-11-01T10:00+01:00)",
+    group: "m.local_hour",
+  },
   { name: "brand", description: "Brand name (json adds brandId)", group: "m.brand_id", entity: { table: "brands" } },
   {
     name: "program",
@@ -87,15 +111,17 @@ export const PERFORMANCE_PARAMS: ParamDef[] = [
     kind: "date",
     end: "from",
     description:
-      "Start, inclusive: a date (YYYY-MM-DD, from its start in UTC) or a date-time, counted exactly; default 29 days before conversionDateTo",
+      "Start, inclusive: a date (YYYY-MM-DD, from its start in timeZone) or a date-time, counted exactly; default 29 days before conversionDateTo",
   },
   {
     name: "conversionDateTo",
     kind: "date",
     end: "to",
-    description: "End, inclusive: a date (to its end in UTC) or a date-time, counted exactly; default today (UTC)",
+    description:
+      "End, inclusive: a date (to its end in timeZone) or a date-time, counted exactly; default today (in timeZone)",
   },
   CURRENCY_PARAM,
+  TIME_ZONE_PARAM,
   { name: "brandId", kind: "id", description: "Only this brand" },
   { name: "programId", kind: "id", description: "Only this program" },
   { name: "accountId", kind: "id", description: "Only this account" },
@@ -157,6 +183,13 @@ const RAW_COLUMN: Record<string, string> = {
   country: "country",
 };
 
+/** The row column a field groups on: a time field's local one when it reads local time (localFields). */
+function rawColumnOf(field: FieldDef): string | undefined {
+  if (field.group.includes("m.local_hour")) return "local_hour";
+  if (field.group.includes("m.local_day")) return "local_day";
+  return RAW_COLUMN[field.name];
+}
+
 /** Counts never go down: a type's count summed above zero says some rollup row had the type. */
 const COUNTS: ReadonlySet<string> = new Set([
   "clicks",
@@ -176,7 +209,7 @@ const COUNTS: ReadonlySet<string> = new Set([
  * commissions, which have amounts alone and can be negative, by looking at each group of `r`.
  */
 function byTypeSource(fields: FieldDef[], table: string, where: string, signed: boolean): string {
-  const raw = [...new Set(fields.flatMap((f) => (RAW_COLUMN[f.name] ? [RAW_COLUMN[f.name] as string] : [])))];
+  const raw = [...new Set(fields.flatMap((f) => rawColumnOf(f) ?? []))];
   const others = fields.flatMap((f, i) => (f.name === "conversionType" ? [] : [{ f, i }]));
   const types: [string | null, Partial<Record<(typeof MEASURES)[number], string>>][] = [
     [null, { clicks: "clicks", unique_clicks: "unique_clicks" }],
@@ -252,7 +285,8 @@ function readOrder(sortBy: string | undefined, fields: FieldDef[], stats: StatDe
   const stat = findStat(key);
   if (stat && stats.includes(stat)) return { stat, direction: direction === "asc" ? "asc" : "desc" };
   const field = FIELD_BY_NAME.get(key.toLowerCase());
-  const fieldIndex = field ? fields.indexOf(field) : -1;
+  // By name: the fields may be localFields' copies.
+  const fieldIndex = field ? fields.findIndex((f) => f.name === field.name) : -1;
   if (fieldIndex >= 0) return { field: fieldIndex, direction: direction === "desc" ? "desc" : "asc" };
   throw ApiError.validation("sortBy", `'${key}' must be one of the requested fields or stats`);
 }
@@ -268,7 +302,30 @@ function orderBy(sort: Sort, fields: FieldDef[], refs: SortRefs): string {
 
 /** Dimensions a group has few of (brands, sources) or many (accounts, links, trackers). */
 const MANY = new Set(["account", "link", "tracker"]);
-const TIME_FIELDS = new Set(["date", "week", "month"]);
+const TIME_FIELDS = new Set(["date", "week", "month", "hour"]);
+
+/**
+ * How a report reads local time: not at all when it has no time field, or groups UTC days in UTC
+ * (the rollups' days); else its rows carry their local day, and hour when it has the hour field.
+ */
+function localTimeOf(fields: FieldDef[], zone: string): LocalTime | undefined {
+  const hour = fields.some((f) => f.name === "hour");
+  if (!hour && (zone === "UTC" || !fields.some((f) => TIME_FIELDS.has(f.name)))) return undefined;
+  return { zone, hour };
+}
+
+/** The fields as a report under local time groups them: on the local day, not the UTC one. */
+const localFields = (fields: FieldDef[]): FieldDef[] =>
+  fields.map((f) => (TIME_FIELDS.has(f.name) ? { ...f, group: f.group.replaceAll("m.day", "m.local_day") } : f));
+
+/** The local hour an instant starts, as `YYYY-MM-DDTHH:00` and the zone's offset then. */
+function hourLabel(start: Date, zone: string): string {
+  const offset = offsetAt(start.getTime(), zone);
+  const wall = new Date(start.getTime() + offset).toISOString().slice(0, 13);
+  const minutes = Math.abs(offset) / 60_000;
+  const sign = offset < 0 ? "-" : "+";
+  return `${wall}:00${sign}${String(Math.floor(minutes / 60)).padStart(2, "0")}:${String(minutes % 60).padStart(2, "0")}`;
+}
 
 /** A field's output columns from its group value and, for entities, the joined name. */
 function outputsOf(fields: FieldDef[], refs: SortRefs): string[] {
@@ -397,18 +454,23 @@ export async function runPerformance(
   now: Date,
   limits: ReportLimits,
 ): Promise<PerformanceResult> {
-  const params: Record<string, ParamValue> = parseParams(PERFORMANCE_PARAMS, raw);
-  const fields = pick(
+  const defaults = await reportDefaults(db, tenantId);
+  const params: Record<string, ParamValue> = parseParams(PERFORMANCE_PARAMS, raw, defaults.timeZone);
+  const zone = params.timeZone as string;
+  const currency = reportCurrency(params.currency as string | undefined, defaults);
+  const picked = pick(
     params.fields as string[] | undefined,
     (n) => FIELD_BY_NAME.get(n.toLowerCase()),
     "fields",
     "field",
   );
+  const local = localTimeOf(picked, zone);
+  const fields = local === undefined ? picked : localFields(picked);
   const requested = pick(params.stats as string[] | undefined, findStat, "stats", "stat");
   const stats = requested.length > 0 ? requested : STATS;
+  const fallback = last30Days(now, zone);
   const window =
-    dateWindow(params, ["conversionDateFrom", "conversionDateTo"], last30Days(now), limits.maxWindowDays) ??
-    last30Days(now);
+    dateWindow(params, ["conversionDateFrom", "conversionDateTo"], fallback, limits.maxWindowDays, zone) ?? fallback;
   const offset = params.offset as number;
   const limit = params.limit as number;
 
@@ -423,18 +485,12 @@ export async function runPerformance(
   );
   for (const [param, column] of Object.entries(FILTER_COLUMNS)) if (params[param] !== undefined) columns.add(column);
   const rollup = chooseRollup(columns);
-  const conversion = await planConversion(
-    db,
-    tenantId,
-    params.currency as string | undefined,
-    stats.some(isMoney) ? [window] : [],
-    rollup,
-  );
+  const conversion = await planConversion(db, tenantId, currency, stats.some(isMoney) ? [window] : [], rollup);
   const byDay = fields.some((f) => TIME_FIELDS.has(f.name));
   const blockState = rollup.spanned && !byDay ? await readBlockState(db, tenantId, rollup.table) : NO_BLOCKS;
   /** The window's rows, exactly its instants: whole days from the rollups, partial edge days from the raw events. */
   const select = (byDays: boolean, values: readonly unknown[]) =>
-    selectWindow(rollup, window, byDays, blockState, now, values);
+    selectWindow(rollup, window, byDays, blockState, now, values, local);
   /** `rows` and the report's filters. */
   const filtered = (rows: SelectedWindow) => {
     const where = new Conditions(rows.where, ...rows.params);
@@ -466,10 +522,11 @@ export async function runPerformance(
   const total = counted?.total_rows === undefined ? 0 : Number(counted.total_rows);
   const json = rows.map((row) => {
     const { total_rows: _total, ...rest } = row;
+    if (rest.hour instanceof Date) rest.hour = hourLabel(rest.hour, zone);
     return rest;
   });
   const pagination = { offset, limit, total };
-  const meta: ReportMeta = reportMeta(conversion.currency, unconverted);
+  const meta: ReportMeta = reportMeta(zone, conversion.currency, unconverted);
   if (params.responseType === "table") {
     const columns = [...fields.map((f) => f.name), ...stats.map((s) => s.name)];
     return { data: { columns, rows: json.map((row) => columns.map((c) => row[c] ?? null)) }, pagination, meta };

@@ -17,8 +17,10 @@ function paramSchema(def: ParamDef, limits: ReportLimits): TSchema {
     case "date":
       return Type.String({
         examples: ["2026-11-01"],
-        description: `A date (whole UTC day) or a date-time, from 0001-01-01 to 9999-12-31. ${description}. A window spans at most ${limits.maxWindowDays} days`,
+        description: `A date (the whole local day in timeZone), a date-time with Z or an offset (that instant), or a date-time without one (wall time in timeZone), from 0001-01-01 to 9999-12-31. ${description}. A window spans at most ${limits.maxWindowDays} days`,
       });
+    case "zone":
+      return Type.String({ maxLength: 64, examples: ["Europe/Berlin"], description });
     case "integer":
       return Type.Integer({
         minimum: def.min,

@@ -6,6 +6,7 @@ export {
   getTenant,
   listTenants,
   rehashPasswordIfOutdated,
+  tenantTimeZone,
   updateTenant,
   updateUser,
 } from "./service.js";

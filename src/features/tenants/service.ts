@@ -108,33 +108,48 @@ export async function rotatePostbackKey(db: Queryable, tenantId: string, actor: 
   return postbackKey;
 }
 
-/** A tenant's money settings: the currency of values sent without one, and the one reports are in. */
-export interface CurrencySettings {
+/**
+ * A tenant's money and time settings: the currency of values sent without one, the one reports
+ * are in, and the IANA time zone reports read days in.
+ */
+export interface ReportingSettings {
   defaultCurrency: string;
   /** Null: reports are in defaultCurrency. */
   reportingCurrency: string | null;
+  timeZone: string;
 }
 
-export async function getCurrencySettings(db: Queryable, tenantId: string): Promise<CurrencySettings | null> {
-  const [row] = await db.query<{ default_currency: string; reporting_currency: string | null }>(
-    "select default_currency, reporting_currency from tenants where id = $1",
+export async function getReportingSettings(db: Queryable, tenantId: string): Promise<ReportingSettings | null> {
+  const [row] = await db.query<{ default_currency: string; reporting_currency: string | null; time_zone: string }>(
+    "select default_currency, reporting_currency, time_zone from tenants where id = $1",
     [tenantId],
   );
-  return row ? { defaultCurrency: row.default_currency, reportingCurrency: row.reporting_currency } : null;
+  return row
+    ? { defaultCurrency: row.default_currency, reportingCurrency: row.reporting_currency, timeZone: row.time_zone }
+    : null;
 }
 
-/** Changes the given money settings (ISO 4217 codes the caller has checked; null resets the reporting one), audited. */
-export async function setCurrencySettings(
+/** The IANA time zone the tenant reads days in (its timeZone setting; UTC for no tenant). */
+export async function tenantTimeZone(db: Queryable, tenantId: string): Promise<string> {
+  return (await getReportingSettings(db, tenantId))?.timeZone ?? "UTC";
+}
+
+/**
+ * Changes the given money and time settings (ISO 4217 codes and an IANA zone the caller has
+ * checked; a null reporting currency resets it), audited.
+ */
+export async function setReportingSettings(
   db: Queryable,
   tenantId: string,
-  change: Partial<CurrencySettings>,
+  change: Partial<ReportingSettings>,
   actor: Actor,
   at: Date,
 ): Promise<void> {
-  if (change.defaultCurrency === undefined && change.reportingCurrency === undefined) return;
+  if (Object.values(change).every((value) => value === undefined)) return;
   await db.query(
     `update tenants set default_currency = coalesce($2, default_currency),
-       reporting_currency = case when $3::boolean then $4 else reporting_currency end, updated_at = $5
+       reporting_currency = case when $3::boolean then $4 else reporting_currency end,
+       time_zone = coalesce($6, time_zone), updated_at = $5
      where id = $1`,
     [
       tenantId,
@@ -142,11 +157,13 @@ export async function setCurrencySettings(
       change.reportingCurrency !== undefined,
       change.reportingCurrency ?? null,
       at,
+      change.timeZone ?? null,
     ],
   );
   const audits = [
     ["tenant.default_currency_set", "defaultCurrency"],
     ["tenant.reporting_currency_set", "reportingCurrency"],
+    ["tenant.time_zone_set", "timeZone"],
   ] as const;
   for (const [action, field] of audits) {
     if (change[field] === undefined) continue;

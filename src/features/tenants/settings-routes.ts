@@ -1,14 +1,14 @@
 import type { FastifyPluginAsyncTypebox } from "@fastify/type-provider-typebox";
 import { Type } from "typebox";
 import type { AppContext } from "../../context.js";
+import { currencyCode } from "../../platform/currency.js";
 import { Envelope, errorResponses, ok } from "../../platform/http/envelope.js";
 import { ApiError } from "../../platform/http/errors.js";
+import { requireTimeZone } from "../../platform/time-zone.js";
 import { actorOf } from "../audit/index.js";
 import { callerOf } from "../auth/index.js";
 import { Tenant } from "./schemas.js";
-import { getCurrencySettings, getTenant, rotatePostbackKey, setCurrencySettings } from "./service.js";
-
-const CURRENCIES: ReadonlySet<string> = new Set(Intl.supportedValuesOf("currency"));
+import { getReportingSettings, getTenant, rotatePostbackKey, setReportingSettings } from "./service.js";
 
 const DefaultCurrency = Type.String({
   description:
@@ -25,6 +25,10 @@ const Settings = Type.Object({
   reportingCurrencyFollowsDefault: Type.Boolean({
     description: "True when no reporting currency is set: reportingCurrency is defaultCurrency and follows its changes",
   }),
+  timeZone: Type.String({
+    description:
+      "IANA time zone (e.g. Europe/Berlin) in which reports, the conversions list's date filters and the usage series read days; UTC unless set",
+  }),
   postbackUrlTemplate: Type.String({
     description: "Where programs send conversions; {postbackKey} is the secret shown once when it is rotated",
   }),
@@ -38,6 +42,13 @@ const SettingsPatch = Type.Object(
     reportingCurrency: Type.Optional(
       Type.Union([Type.String({ minLength: 1, maxLength: 3 }), Type.Null()], {
         description: "ISO 4217 code, any case; null goes back to defaultCurrency",
+      }),
+    ),
+    timeZone: Type.Optional(
+      Type.String({
+        minLength: 1,
+        maxLength: 64,
+        description: "IANA time zone name, any case (e.g. America/New_York)",
       }),
     ),
   },
@@ -58,13 +69,14 @@ export function settingsRoutes(ctx: SettingsRouteDeps): FastifyPluginAsyncTypebo
   const parameters = "clickId={clickId}&type=Deposit&value={value}&currency={currency}&externalId={transactionId}";
   const settingsOf = async (tenantId: string) => {
     const tenant = await getTenant(ctx.db, tenantId);
-    const money = await getCurrencySettings(ctx.db, tenantId);
+    const money = await getReportingSettings(ctx.db, tenantId);
     if (!tenant || money === null) throw ApiError.notFound("Tenant", tenantId);
     return {
       ...tenant,
       defaultCurrency: money.defaultCurrency,
       reportingCurrency: money.reportingCurrency ?? money.defaultCurrency,
       reportingCurrencyFollowsDefault: money.reportingCurrency === null,
+      timeZone: money.timeZone,
       postbackUrlTemplate: `${base}/postback/{postbackKey}?${parameters}`,
     };
   };
@@ -88,17 +100,17 @@ export function settingsRoutes(ctx: SettingsRouteDeps): FastifyPluginAsyncTypebo
         config: { permission: "account.admin" },
         schema: {
           tags: ["Settings"],
-          summary: "Change the tenant's settings: defaultCurrency, reportingCurrency",
+          summary: "Change the tenant's settings: defaultCurrency, reportingCurrency, timeZone",
           body: SettingsPatch,
           response: { 200: Envelope(Settings), ...errorResponses },
         },
       },
       async (request) => {
         const caller = callerOf(request);
-        const { defaultCurrency, reportingCurrency } = request.body;
+        const { defaultCurrency, reportingCurrency, timeZone } = request.body;
         const code = (field: string, value: string) => {
-          const upper = value.trim().toUpperCase();
-          if (!CURRENCIES.has(upper)) throw ApiError.validation(field, `'${value}' is not an ISO 4217 currency code`);
+          const upper = currencyCode(value.trim());
+          if (upper === null) throw ApiError.validation(field, `'${value}' is not an ISO 4217 currency code`);
           return upper;
         };
         const change = {
@@ -106,9 +118,10 @@ export function settingsRoutes(ctx: SettingsRouteDeps): FastifyPluginAsyncTypebo
           ...(reportingCurrency !== undefined
             ? { reportingCurrency: reportingCurrency === null ? null : code("reportingCurrency", reportingCurrency) }
             : {}),
+          ...(timeZone !== undefined ? { timeZone: requireTimeZone("timeZone", timeZone) } : {}),
         };
         await ctx.db.transaction((tx) =>
-          setCurrencySettings(tx, caller.tenantId, change, actorOf(caller), ctx.clock.now()),
+          setReportingSettings(tx, caller.tenantId, change, actorOf(caller), ctx.clock.now()),
         );
         return ok(await settingsOf(caller.tenantId), "Saved");
       },

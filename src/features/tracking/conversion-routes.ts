@@ -4,7 +4,9 @@ import type { AppContext } from "../../context.js";
 import { parseDateRange } from "../../platform/http/dates.js";
 import { Envelope, errorResponses, ok, PagedEnvelope, paged } from "../../platform/http/envelope.js";
 import { ApiError } from "../../platform/http/errors.js";
+import { requireTimeZone } from "../../platform/time-zone.js";
 import { callerOf } from "../auth/index.js";
+import { tenantTimeZone } from "../tenants/index.js";
 import {
   type ConversionInput,
   ConversionInputError,
@@ -129,9 +131,12 @@ export function conversionRoutes(ctx: ConversionRouteDeps, tracking: Tracking): 
         },
       },
       async (request) => {
-        const { dateFrom, dateTo, ...rest } = request.query;
-        const { from, to } = parseDateRange(["dateFrom", "dateTo"], dateFrom, dateTo);
-        const { items, total } = await listConversions(ctx.db, callerOf(request).tenantId, { ...rest, from, to });
+        const { dateFrom, dateTo, timeZone, ...rest } = request.query;
+        const { tenantId } = callerOf(request);
+        const zone =
+          timeZone === undefined ? await tenantTimeZone(ctx.db, tenantId) : requireTimeZone("timeZone", timeZone);
+        const { from, to } = parseDateRange(["dateFrom", "dateTo"], dateFrom, dateTo, zone);
+        const { items, total } = await listConversions(ctx.db, tenantId, { ...rest, from, to });
         return paged(items, request.query, total);
       },
     );

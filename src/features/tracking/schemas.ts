@@ -1,5 +1,5 @@
 import { Type } from "typebox";
-import { DateParam } from "../../platform/http/dates.js";
+import { DateParam, TimeZoneParam } from "../../platform/http/dates.js";
 import { PageQuery } from "../../platform/http/envelope.js";
 import { NullableString } from "../../platform/http/nullable.js";
 import { PathId } from "../../platform/http/path-ids.js";
@@ -122,6 +122,7 @@ export const ConversionListQuery = Type.Object(
     clickId: Type.Optional(Type.String({ maxLength: 100 })),
     dateFrom: Type.Optional(DateParam),
     dateTo: Type.Optional(DateParam),
+    timeZone: Type.Optional(TimeZoneParam),
   },
   { additionalProperties: false },
 );

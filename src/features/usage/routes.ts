@@ -1,8 +1,11 @@
 import type { FastifyPluginAsyncTypebox } from "@fastify/type-provider-typebox";
 import { Type } from "typebox";
 import type { AppContext } from "../../context.js";
+import { TimeZoneParam } from "../../platform/http/dates.js";
 import { Envelope, errorResponses, ok } from "../../platform/http/envelope.js";
+import { requireTimeZone } from "../../platform/time-zone.js";
 import { callerOf } from "../auth/index.js";
+import { tenantTimeZone } from "../tenants/index.js";
 import { usageBreakdown, usageStats, usageTimeseries } from "./service.js";
 
 const ApiTokenFilter = {
@@ -29,6 +32,7 @@ const Stats = Type.Object({
 });
 
 const Timeseries = Type.Object({
+  timeZone: Type.String({ description: "The IANA time zone the day buckets are local days of" }),
   interval: Type.Union([Type.Literal("hour"), Type.Literal("day")]),
   buckets: Type.Array(Type.Object({ start: Type.String({ format: "date-time" }), calls: Type.Integer() })),
 });
@@ -82,19 +86,21 @@ export function usageRoutes(ctx: UsageRouteDeps): FastifyPluginAsyncTypebox {
           summary: "Calls by hour or by day over the rolling 72 hours",
           querystring: Type.Object({
             interval: Type.Union([Type.Literal("hour"), Type.Literal("day")], { default: "hour" }),
+            timeZone: Type.Optional(TimeZoneParam),
             ...ApiTokenFilter,
           }),
           response: { 200: Envelope(Timeseries), ...errorResponses },
         },
       },
-      async (request) =>
-        ok(
-          await usageTimeseries(
-            ctx.db,
-            scope(callerOf(request).tenantId, request.query.apiTokenId),
-            request.query.interval,
-          ),
-        ),
+      async (request) => {
+        const { tenantId } = callerOf(request);
+        const { timeZone } = request.query;
+        const zone =
+          timeZone === undefined ? await tenantTimeZone(ctx.db, tenantId) : requireTimeZone("timeZone", timeZone);
+        return ok(
+          await usageTimeseries(ctx.db, scope(tenantId, request.query.apiTokenId), request.query.interval, zone),
+        );
+      },
     );
 
     app.get(

@@ -54,22 +54,32 @@ export async function usageStats(db: Queryable, scope: UsageScope) {
   };
 }
 
-/** Calls per hour or per day over the window, every bucket present (zeros included), oldest first. */
-export async function usageTimeseries(db: Queryable, scope: UsageScope, interval: "hour" | "day") {
+/**
+ * Calls per hour or per local day of `zone` over the window, every bucket present (zeros
+ * included), oldest first. Hours are instants an hour apart (at :30 or :45 past in zones with such
+ * offsets); days step in the zone's wall time, so a DST day is 23 or 25 hours long. A timestamptz
+ * series would add '1 day' in the session's time zone instead.
+ */
+export async function usageTimeseries(db: Queryable, scope: UsageScope, interval: "hour" | "day", zone: string) {
+  const series =
+    interval === "hour"
+      ? "generate_series(date_trunc('hour', $2::timestamptz, $6), date_trunc('hour', $3::timestamptz, $6), interval '1 hour') s"
+      : `generate_series(date_trunc('day', $2::timestamptz, $6) at time zone $6,
+                         date_trunc('day', $3::timestamptz, $6) at time zone $6, interval '1 day') w
+         cross join lateral (select w at time zone $6 as s) z`;
   const rows = await db.query<{ start: Date; calls: number }>(
-    // The series steps in UTC wall time: a timestamptz series would add '1 day' in the session's
-    // time zone and drift off UTC midnight across a daylight-saving change.
-    `with buckets as (
-       select s at time zone 'UTC' as start
-         from generate_series(date_trunc($5, $2::timestamptz, 'UTC') at time zone 'UTC',
-                              date_trunc($5, $3::timestamptz, 'UTC') at time zone 'UTC', ('1 ' || $5)::interval) s
-     ), counts as (
-       select date_trunc($5, at, 'UTC') as start, sum(calls)::int as calls from api_usage where ${WHERE} group by 1
+    `with buckets as (select s as start from ${series}),
+     counts as (
+       select date_trunc($5, at, $6) as start, sum(calls)::int as calls from api_usage where ${WHERE} group by 1
      )
      select b.start, coalesce(c.calls, 0)::int as calls from buckets b left join counts c using (start) order by b.start`,
-    [...params(scope), interval],
+    [...params(scope), interval, zone],
   );
-  return { interval, buckets: rows.map((r) => ({ start: new Date(r.start).toISOString(), calls: r.calls })) };
+  return {
+    interval,
+    timeZone: zone,
+    buckets: rows.map((r) => ({ start: new Date(r.start).toISOString(), calls: r.calls })),
+  };
 }
 
 /** Calls grouped by endpoint (method and route template) or by key, busiest first. */

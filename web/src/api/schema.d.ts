@@ -2276,12 +2276,12 @@ export interface paths {
                     action?: string;
                     actorId?: string;
                     /**
-                     * @description A date (2026-11-01, the whole UTC day) or an ISO 8601 date-time; inclusive
+                     * @description A date (2026-11-01: the whole day, in timeZone where the route takes one, else in UTC), a date-time with Z or an offset (that instant), or a date-time without one (wall time in that zone); inclusive
                      * @example 2026-11-01
                      */
                     dateFrom?: string;
                     /**
-                     * @description A date (2026-11-01, the whole UTC day) or an ISO 8601 date-time; inclusive
+                     * @description A date (2026-11-01: the whole day, in timeZone where the route takes one, else in UTC), a date-time with Z or an offset (that instant), or a date-time without one (wall time in that zone); inclusive
                      * @example 2026-11-01
                      */
                     dateTo?: string;
@@ -4048,12 +4048,12 @@ export interface paths {
                     /** @description Only this brand's */
                     brandId?: number;
                     /**
-                     * @description A date (whole UTC day) or a date-time, from 0001-01-01 to 9999-12-31. Start of the comparison window, inclusive, a date or a date-time (with comparisonTo). A window spans at most 400 days
+                     * @description A date (the whole local day in timeZone), a date-time with Z or an offset (that instant), or a date-time without one (wall time in timeZone), from 0001-01-01 to 9999-12-31. Start of the comparison window, inclusive, a date or a date-time (with comparisonTo). A window spans at most 400 days
                      * @example 2026-11-01
                      */
                     comparisonFrom?: string;
                     /**
-                     * @description A date (whole UTC day) or a date-time, from 0001-01-01 to 9999-12-31. End of the comparison window, inclusive, a date or a date-time (with comparisonFrom). A window spans at most 400 days
+                     * @description A date (the whole local day in timeZone), a date-time with Z or an offset (that instant), or a date-time without one (wall time in timeZone), from 0001-01-01 to 9999-12-31. End of the comparison window, inclusive, a date or a date-time (with comparisonFrom). A window spans at most 400 days
                      * @example 2026-11-01
                      */
                     comparisonTo?: string;
@@ -4062,12 +4062,12 @@ export interface paths {
                     /** @description Page size, 1-500 (default 50) */
                     limit?: number;
                     /**
-                     * @description A date (whole UTC day) or a date-time, from 0001-01-01 to 9999-12-31. Start of the metrics window, inclusive: a date or a date-time, counted exactly; default 29 days before metricsTo. A window spans at most 400 days
+                     * @description A date (the whole local day in timeZone), a date-time with Z or an offset (that instant), or a date-time without one (wall time in timeZone), from 0001-01-01 to 9999-12-31. Start of the metrics window, inclusive: a date (from its start in timeZone) or a date-time, counted exactly; default 29 days before metricsTo. A window spans at most 400 days
                      * @example 2026-11-01
                      */
                     metricsFrom?: string;
                     /**
-                     * @description A date (whole UTC day) or a date-time, from 0001-01-01 to 9999-12-31. End of the metrics window, inclusive: a date (to its end in UTC) or a date-time; default today (UTC). A window spans at most 400 days
+                     * @description A date (the whole local day in timeZone), a date-time with Z or an offset (that instant), or a date-time without one (wall time in timeZone), from 0001-01-01 to 9999-12-31. End of the metrics window, inclusive: a date (to its end in timeZone) or a date-time; default today (in timeZone). A window spans at most 400 days
                      * @example 2026-11-01
                      */
                     metricsTo?: string;
@@ -4081,6 +4081,11 @@ export interface paths {
                     sortBy?: string;
                     /** @description Account status: active or inactive */
                     status?: "active" | "inactive";
+                    /**
+                     * @description IANA time zone (e.g. America/New_York) in which plain dates are whole local days, wall times are read, and date, week, month and hour rows are local; default the timeZone setting
+                     * @example Europe/Berlin
+                     */
+                    timeZone?: string;
                 };
                 header?: never;
                 path?: never;
@@ -4352,12 +4357,12 @@ export interface paths {
                     /** @description Only this brand's */
                     brandId?: number;
                     /**
-                     * @description A date (whole UTC day) or a date-time, from 0001-01-01 to 9999-12-31. Start of the comparison window, inclusive, a date or a date-time (with comparisonTo). A window spans at most 400 days
+                     * @description A date (the whole local day in timeZone), a date-time with Z or an offset (that instant), or a date-time without one (wall time in timeZone), from 0001-01-01 to 9999-12-31. Start of the comparison window, inclusive, a date or a date-time (with comparisonTo). A window spans at most 400 days
                      * @example 2026-11-01
                      */
                     comparisonFrom?: string;
                     /**
-                     * @description A date (whole UTC day) or a date-time, from 0001-01-01 to 9999-12-31. End of the comparison window, inclusive, a date or a date-time (with comparisonFrom). A window spans at most 400 days
+                     * @description A date (the whole local day in timeZone), a date-time with Z or an offset (that instant), or a date-time without one (wall time in timeZone), from 0001-01-01 to 9999-12-31. End of the comparison window, inclusive, a date or a date-time (with comparisonFrom). A window spans at most 400 days
                      * @example 2026-11-01
                      */
                     comparisonTo?: string;
@@ -4366,12 +4371,12 @@ export interface paths {
                     /** @description Page size, 1-500 (default 50) */
                     limit?: number;
                     /**
-                     * @description A date (whole UTC day) or a date-time, from 0001-01-01 to 9999-12-31. Start of the metrics window, inclusive: a date or a date-time, counted exactly; default 29 days before metricsTo. A window spans at most 400 days
+                     * @description A date (the whole local day in timeZone), a date-time with Z or an offset (that instant), or a date-time without one (wall time in timeZone), from 0001-01-01 to 9999-12-31. Start of the metrics window, inclusive: a date (from its start in timeZone) or a date-time, counted exactly; default 29 days before metricsTo. A window spans at most 400 days
                      * @example 2026-11-01
                      */
                     metricsFrom?: string;
                     /**
-                     * @description A date (whole UTC day) or a date-time, from 0001-01-01 to 9999-12-31. End of the metrics window, inclusive: a date (to its end in UTC) or a date-time; default today (UTC). A window spans at most 400 days
+                     * @description A date (the whole local day in timeZone), a date-time with Z or an offset (that instant), or a date-time without one (wall time in timeZone), from 0001-01-01 to 9999-12-31. End of the metrics window, inclusive: a date (to its end in timeZone) or a date-time; default today (in timeZone). A window spans at most 400 days
                      * @example 2026-11-01
                      */
                     metricsTo?: string;
@@ -4385,6 +4390,11 @@ export interface paths {
                     sortBy?: string;
                     /** @description Account status: active or inactive */
                     status?: "active" | "inactive";
+                    /**
+                     * @description IANA time zone (e.g. America/New_York) in which plain dates are whole local days, wall times are read, and date, week, month and hour rows are local; default the timeZone setting
+                     * @example Europe/Berlin
+                     */
+                    timeZone?: string;
                 };
                 header?: never;
                 path?: never;
@@ -4653,12 +4663,12 @@ export interface paths {
                 query?: {
                     clickId?: string;
                     /**
-                     * @description A date (2026-11-01, the whole UTC day) or an ISO 8601 date-time; inclusive
+                     * @description A date (2026-11-01: the whole day, in timeZone where the route takes one, else in UTC), a date-time with Z or an offset (that instant), or a date-time without one (wall time in that zone); inclusive
                      * @example 2026-11-01
                      */
                     dateFrom?: string;
                     /**
-                     * @description A date (2026-11-01, the whole UTC day) or an ISO 8601 date-time; inclusive
+                     * @description A date (2026-11-01: the whole day, in timeZone where the route takes one, else in UTC), a date-time with Z or an offset (that instant), or a date-time without one (wall time in that zone); inclusive
                      * @example 2026-11-01
                      */
                     dateTo?: string;
@@ -4666,6 +4676,11 @@ export interface paths {
                     limit?: number;
                     /** @description 0-based index of the first item */
                     offset?: number;
+                    /**
+                     * @description IANA time zone (e.g. America/New_York): plain dates are whole local days and date-times without an offset wall times there; default the timeZone setting
+                     * @example Europe/Berlin
+                     */
+                    timeZone?: string;
                     /** @description Click: A click on a tracking link; made by the click redirect, never recorded by a caller; Signup: A visitor registered with the brand; FirstTimeDeposit: A player's first deposit; Qualifier: A player met the program's qualifying criteria (for CPA); Deposit: A deposit after the first; CpaCommission: A CPA commission the program calculated; RevShareCommission: A revenue-share commission the program calculated (may be negative); FlatFeeCommission: A flat-fee commission the program calculated. The commission types never fire postbacks; Click fires them only where the tenant has click webhooks */
                     type?: "Click" | "Signup" | "FirstTimeDeposit" | "Qualifier" | "Deposit" | "CpaCommission" | "RevShareCommission" | "FlatFeeCommission";
                 };
@@ -5443,12 +5458,12 @@ export interface paths {
                     clickId?: string;
                     conversionId?: string;
                     /**
-                     * @description A date (2026-11-01, the whole UTC day) or an ISO 8601 date-time; inclusive
+                     * @description A date (2026-11-01: the whole day, in timeZone where the route takes one, else in UTC), a date-time with Z or an offset (that instant), or a date-time without one (wall time in that zone); inclusive
                      * @example 2026-11-01
                      */
                     dateFrom?: string;
                     /**
-                     * @description A date (2026-11-01, the whole UTC day) or an ISO 8601 date-time; inclusive
+                     * @description A date (2026-11-01: the whole day, in timeZone where the route takes one, else in UTC), a date-time with Z or an offset (that instant), or a date-time without one (wall time in that zone); inclusive
                      * @example 2026-11-01
                      */
                     dateTo?: string;
@@ -6449,12 +6464,12 @@ export interface paths {
                 content: {
                     "application/json": {
                         /**
-                         * @description A date (2026-11-01, the whole UTC day) or an ISO 8601 date-time; inclusive
+                         * @description A date (2026-11-01: the whole day, in timeZone where the route takes one, else in UTC), a date-time with Z or an offset (that instant), or a date-time without one (wall time in that zone); inclusive
                          * @example 2026-11-01
                          */
                         dateFrom: string;
                         /**
-                         * @description A date (2026-11-01, the whole UTC day) or an ISO 8601 date-time; inclusive
+                         * @description A date (2026-11-01: the whole day, in timeZone where the route takes one, else in UTC), a date-time with Z or an offset (that instant), or a date-time without one (wall time in that zone); inclusive
                          * @example 2026-11-01
                          */
                         dateTo: string;
@@ -6647,12 +6662,12 @@ export interface paths {
                 content: {
                     "application/json": {
                         /**
-                         * @description A date (2026-11-01, the whole UTC day) or an ISO 8601 date-time; inclusive
+                         * @description A date (2026-11-01: the whole day, in timeZone where the route takes one, else in UTC), a date-time with Z or an offset (that instant), or a date-time without one (wall time in that zone); inclusive
                          * @example 2026-11-01
                          */
                         dateFrom: string;
                         /**
-                         * @description A date (2026-11-01, the whole UTC day) or an ISO 8601 date-time; inclusive
+                         * @description A date (2026-11-01: the whole day, in timeZone where the route takes one, else in UTC), a date-time with Z or an offset (that instant), or a date-time without one (wall time in that zone); inclusive
                          * @example 2026-11-01
                          */
                         dateTo: string;
@@ -13152,18 +13167,18 @@ export interface paths {
                     /** @description Only this brand */
                     brandId?: number;
                     /**
-                     * @description A date (whole UTC day) or a date-time, from 0001-01-01 to 9999-12-31. Start, inclusive: a date (YYYY-MM-DD, from its start in UTC) or a date-time, counted exactly; default 29 days before conversionDateTo. A window spans at most 400 days
+                     * @description A date (the whole local day in timeZone), a date-time with Z or an offset (that instant), or a date-time without one (wall time in timeZone), from 0001-01-01 to 9999-12-31. Start, inclusive: a date (YYYY-MM-DD, from its start in timeZone) or a date-time, counted exactly; default 29 days before conversionDateTo. A window spans at most 400 days
                      * @example 2026-11-01
                      */
                     conversionDateFrom?: string;
                     /**
-                     * @description A date (whole UTC day) or a date-time, from 0001-01-01 to 9999-12-31. End, inclusive: a date (to its end in UTC) or a date-time, counted exactly; default today (UTC). A window spans at most 400 days
+                     * @description A date (the whole local day in timeZone), a date-time with Z or an offset (that instant), or a date-time without one (wall time in timeZone), from 0001-01-01 to 9999-12-31. End, inclusive: a date (to its end in timeZone) or a date-time, counted exactly; default today (in timeZone). A window spans at most 400 days
                      * @example 2026-11-01
                      */
                     conversionDateTo?: string;
                     /** @description ISO 4217 code the amounts are shown in, each converted at the rate of its event's UTC day; default the reportingCurrency setting */
                     currency?: string;
-                    /** @description Breakdowns, comma-separated: date, week, month, brand, program, account, link, trafficSource, tracker, country, conversionType */
+                    /** @description Breakdowns, comma-separated: date, week, month, hour, brand, program, account, link, trafficSource, tracker, country, conversionType */
                     fields?: string;
                     /** @description Rows, 1 to 999 (default 100) (default 100) */
                     limit?: number;
@@ -13179,6 +13194,11 @@ export interface paths {
                     sortBy?: string;
                     /** @description Stats, comma-separated (default all): clicks, uniqueClicks, signups, firstTimeDeposit (alias ftd), qualifiers, deposits, depositAmount, cpaCommission, revShareCommission, flatFeeCommission, commission, conversionRate, epc */
                     stats?: string;
+                    /**
+                     * @description IANA time zone (e.g. America/New_York) in which plain dates are whole local days, wall times are read, and date, week, month and hour rows are local; default the timeZone setting
+                     * @example Europe/Berlin
+                     */
+                    timeZone?: string;
                     /** @description Only this tracker */
                     trackerId?: number;
                     /** @description Only this traffic source */
@@ -13421,6 +13441,8 @@ export interface paths {
                                 reportingCurrency: string;
                                 /** @description True when no reporting currency is set: reportingCurrency is defaultCurrency and follows its changes */
                                 reportingCurrencyFollowsDefault: boolean;
+                                /** @description IANA time zone (e.g. Europe/Berlin) in which reports, the conversions list's date filters and the usage series read days; UTC unless set */
+                                timeZone: string;
                                 /** Format: date-time */
                                 updatedAt: string;
                                 /** @description Postbacks per calendar month (UTC); null is unlimited */
@@ -13575,7 +13597,7 @@ export interface paths {
         delete?: never;
         options?: never;
         head?: never;
-        /** Change the tenant's settings: defaultCurrency, reportingCurrency */
+        /** Change the tenant's settings: defaultCurrency, reportingCurrency, timeZone */
         patch: {
             parameters: {
                 query?: never;
@@ -13590,6 +13612,8 @@ export interface paths {
                         defaultCurrency?: string;
                         /** @description ISO 4217 code, any case; null goes back to defaultCurrency */
                         reportingCurrency?: string | null;
+                        /** @description IANA time zone name, any case (e.g. America/New_York) */
+                        timeZone?: string;
                     };
                 };
             };
@@ -13622,6 +13646,8 @@ export interface paths {
                                 reportingCurrency: string;
                                 /** @description True when no reporting currency is set: reportingCurrency is defaultCurrency and follows its changes */
                                 reportingCurrencyFollowsDefault: boolean;
+                                /** @description IANA time zone (e.g. Europe/Berlin) in which reports, the conversions list's date filters and the usage series read days; UTC unless set */
+                                timeZone: string;
                                 /** Format: date-time */
                                 updatedAt: string;
                                 /** @description Postbacks per calendar month (UTC); null is unlimited */
@@ -15338,6 +15364,11 @@ export interface paths {
                     /** @description Only the calls made with this key */
                     apiTokenId?: string;
                     interval?: "hour" | "day";
+                    /**
+                     * @description IANA time zone (e.g. America/New_York): plain dates are whole local days and date-times without an offset wall times there; default the timeZone setting
+                     * @example Europe/Berlin
+                     */
+                    timeZone?: string;
                 };
                 header?: never;
                 path?: never;
@@ -15361,6 +15392,8 @@ export interface paths {
                                     start: string;
                                 }[];
                                 interval: "hour" | "day";
+                                /** @description The IANA time zone the day buckets are local days of */
+                                timeZone: string;
                             };
                             message: string;
                         };
@@ -17677,12 +17710,12 @@ export interface paths {
                 query?: {
                     conversionId?: string;
                     /**
-                     * @description A date (2026-11-01, the whole UTC day) or an ISO 8601 date-time; inclusive
+                     * @description A date (2026-11-01: the whole day, in timeZone where the route takes one, else in UTC), a date-time with Z or an offset (that instant), or a date-time without one (wall time in that zone); inclusive
                      * @example 2026-11-01
                      */
                     dateFrom?: string;
                     /**
-                     * @description A date (2026-11-01, the whole UTC day) or an ISO 8601 date-time; inclusive
+                     * @description A date (2026-11-01: the whole day, in timeZone where the route takes one, else in UTC), a date-time with Z or an offset (that instant), or a date-time without one (wall time in that zone); inclusive
                      * @example 2026-11-01
                      */
                     dateTo?: string;
