@@ -214,6 +214,15 @@ describe("a report in a time zone", () => {
     expect(instant.data).toEqual([{ deposits: 1, depositAmount: 64 }]);
   });
 
+  it("counts a window's days in its zone against the 400-day limit", async () => {
+    const zoned = { timeZone: "America/New_York", conversionDateTo: "2026-11-05" };
+    const longest = await get(PERFORMANCE, { ...zoned, conversionDateFrom: "2025-10-02" });
+    expect(longest.statusCode, longest.body).toBe(200);
+    const over = await get(PERFORMANCE, { ...zoned, conversionDateFrom: "2025-10-01" });
+    expect(over.statusCode).toBe(400);
+    expect(over.json().message).toContain("spans 401");
+  });
+
   it("refuses a zone that does not exist, naming timeZone", async () => {
     const res = await get(PERFORMANCE, { timeZone: "Europe/Atlantis" });
     expect(res.statusCode).toBe(400);

@@ -123,23 +123,24 @@ export function parseParams(
  * the HTTP routes and the MCP tools pass the same ones, so both refuse the same windows.
  */
 export interface ReportLimits {
-  /** The most UTC days a window may touch. */
+  /** The most days of its time zone a window may touch. */
   maxWindowDays: number;
 }
 
 /** REPORT_MAX_WINDOW_DAYS's default: what a report runs with when its caller passes no limits. */
 export const DEFAULT_REPORT_LIMITS: Readonly<ReportLimits> = Object.freeze({ maxWindowDays: 400 });
 
-/** The whole UTC days from..to touches (both inclusive). */
-function daysSpanned(window: { from: Date; to: Date }): number {
-  return Math.floor(window.to.getTime() / DAY_MS) - Math.floor(window.from.getTime() / DAY_MS) + 1;
+/** The local days of `zone` from..to touches (both inclusive). */
+function daysSpanned(window: { from: Date; to: Date }, zone: string): number {
+  const dayOf = (at: Date) => Date.parse(`${localDay(at.getTime(), zone)}T00:00:00Z`) / DAY_MS;
+  return dayOf(window.to) - dayOf(window.from) + 1;
 }
 
 /**
  * A from/to pair, both inclusive, from not after to. With `fallback` (a default window), a
  * missing end takes its default: `to` the end of today, `from` the start of the local day 29 days
  * before `to`'s (in `zone`; never before the earliest date a parameter may name). Without one, both ends or neither must be given. A window
- * may touch at most `maxWindowDays` (REPORT_MAX_WINDOW_DAYS) UTC days: what a report reads grows with its days,
+ * may touch at most `maxWindowDays` (REPORT_MAX_WINDOW_DAYS) days of its zone: what a report reads grows with its days,
  * so a longer one is refused, naming the window's last parameter and the limit.
  */
 export function dateWindow(
@@ -168,7 +169,7 @@ export function dateWindow(
     ),
   );
   if (from > to) throw ApiError.validation(names[1], `must not be before ${names[0]}`);
-  const days = daysSpanned({ from, to });
+  const days = daysSpanned({ from, to }, zone);
   if (days > maxWindowDays) {
     throw ApiError.invalid(
       names[1],
