@@ -54,17 +54,23 @@ const euroOr = (code: string, day: string) => `case when ${code} = 'EUR' then 1:
 /**
  * For every currency the tenant has amounts in but `$2`, and every UTC day of `$3`..`$4` within
  * the days it has rows in `rollup` (the one the report reads): the factor from that currency to
- * `$2` (null without a rate).
+ * `$2` (null without a rate). The first and last day are read through the rollup's key: on a
+ * spanned rollup, from its single days (span 1, which every block is made of), as the key leads
+ * with (tenant, span, day); without `span = 1`, PostgreSQL scanned the whole table for them
+ * (1.3 s at 1M clicks, even for a tenant with nothing to convert).
  */
-const factorsSql = (rollup: string) => `select d.day::date::text as day, c.currency,
+const factorsSql = (rollup: RollupSource) => {
+  const days = `from ${rollup.table} r where r.tenant_id = $1${rollup.spanned ? " and r.span = 1" : ""}`;
+  return `select d.day::date::text as day, c.currency,
     ${euroOr("$2", "d.day::date")} / ${euroOr("c.currency", "d.day::date")} as factor
   from report_currencies c
   cross join generate_series(
-    greatest($3::date, (select min(r.day) from ${rollup} r where r.tenant_id = $1)),
-    least($4::date, (select max(r.day) from ${rollup} r where r.tenant_id = $1)),
+    greatest($3::date, (select min(r.day) ${days})),
+    least($4::date, (select max(r.day) ${days})),
     interval '1 day') as d (day)
   where c.tenant_id = $1 and c.currency <> $2
   order by 1, 2`;
+};
 
 /** How a report converts its amounts: the factors of the days and currencies that need one. */
 export interface Conversion {
@@ -91,7 +97,7 @@ export async function planConversion(
   if (windows.length === 0) return { currency, days: [], currencies: [], factors: [] };
   const from = new Date(Math.min(...windows.map((w) => w.from.getTime())));
   const to = new Date(Math.max(...windows.map((w) => w.to.getTime())));
-  const rows = await db.query<{ day: string; currency: string; factor: string | null }>(factorsSql(rollup.table), [
+  const rows = await db.query<{ day: string; currency: string; factor: string | null }>(factorsSql(rollup), [
     tenantId,
     currency,
     utcDay(from),
