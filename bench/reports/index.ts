@@ -371,7 +371,8 @@ const ZONES: [string, string][] = [
  */
 function variants(shape: Shape): (Shape & { same: string; ratio: string })[] {
   const inEur = { ...shape, figure: `${shape.figure}-in-EUR`, query: { ...shape.query, currency: "EUR" } };
-  const wholeDays = !Object.values(shape.query).some((v) => v.includes("T"));
+  // Dates only (no date-time) in its window parameters.
+  const wholeDays = Object.entries(shape.query).every(([name, v]) => !/(From|To)$/.test(name) || !v.includes("T"));
   const zoned = wholeDays
     ? ZONES.map(([zone, suffix]) => ({
         ...shape,
