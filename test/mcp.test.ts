@@ -160,6 +160,24 @@ describe("tools", () => {
     );
   });
 
+  it("run_report reads days in the timeZone it is given, as the HTTP API does, and says so", async () => {
+    const params = { fields: "date", stats: "clicks", conversionDateFrom: from, conversionDateTo: to };
+    const zoned = { ...params, timeZone: "Asia/Kathmandu" };
+    const result = await run(client, "performance", zoned);
+    const content = result.structuredContent as unknown as RunContent;
+    expect(content.meta.timeZone).toBe("Asia/Kathmandu");
+    expect(text(result).split("\n").at(-1)).toMatch(/^Amounts in USD, days in Asia\/Kathmandu\./);
+    const res = await http(a, "performance", zoned);
+    expect(res.statusCode, res.body).toBe(200);
+    expect(content.data).toEqual(res.json().data);
+    // Its local days are not the UTC days: the fixture's clicks fall in other rows.
+    const utc = await runOk(client, "performance", params);
+    expect(content.data).not.toEqual(utc.data);
+    const bad = await run(client, "performance", { timeZone: "Nowhere/Land" });
+    expect(bad.isError).toBe(true);
+    expect(text(bad)).toMatch(/^timeZone must be an IANA time zone name/);
+  });
+
   it("run_report with responseType table gives columns and rows", async () => {
     const rows = await runOk(client, "performance", {
       fields: "country",
