@@ -60,17 +60,21 @@ describe("composites URL state", () => {
   });
 
   it("defaults to the last 30 days against the 30 before", () => {
-    expect(periodsOf({}, NOW)).toEqual({
+    expect(periodsOf({}, "UTC", NOW)).toEqual({
       range: { from: "2026-10-28", to: "2026-11-26" },
       comparison: { from: "2026-09-28", to: "2026-10-27" },
       previous: true,
     });
-    expect(periodsOf({ from: "2026-11-20", to: "2026-11-26" }, NOW).comparison).toEqual({
+    expect(periodsOf({ from: "2026-11-20", to: "2026-11-26" }, "UTC", NOW).comparison).toEqual({
       from: "2026-11-13",
       to: "2026-11-19",
     });
     expect(
-      periodsOf({ from: "2026-11-20", to: "2026-11-26", compareFrom: "2025-11-20", compareTo: "2025-11-26" }, NOW),
+      periodsOf(
+        { from: "2026-11-20", to: "2026-11-26", compareFrom: "2025-11-20", compareTo: "2025-11-26" },
+        "UTC",
+        NOW,
+      ),
     ).toEqual({
       range: { from: "2026-11-20", to: "2026-11-26" },
       comparison: { from: "2025-11-20", to: "2025-11-26" },
@@ -88,7 +92,9 @@ describe("composites URL state", () => {
   });
 
   it("asks the endpoint for one page of the whole filtered set", () => {
-    expect(compositeQuery({ q: "velvet", status: "active", offset: 25, sort: "signups", dir: "asc" }, NOW)).toEqual({
+    expect(
+      compositeQuery({ q: "velvet", status: "active", offset: 25, sort: "signups", dir: "asc" }, "UTC", NOW),
+    ).toEqual({
       metricsFrom: "2026-10-28",
       metricsTo: "2026-11-26",
       comparisonFrom: "2026-09-28",
@@ -98,6 +104,7 @@ describe("composites URL state", () => {
       limit: PAGE_SIZE,
       search: "velvet",
       status: "active",
+      timeZone: "UTC",
     });
   });
 

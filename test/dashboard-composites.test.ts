@@ -8,8 +8,11 @@ import {
   expectAccessible,
   expectClean,
   gotoWhenIdle,
+  localDay,
   openDashboardPage,
+  pickFromList,
   screenshot,
+  shiftDay,
   signInSettled,
   startDashboard,
   stopDashboard,
@@ -413,6 +416,101 @@ describe.skipIf(!hasChromium)("dashboard: accounts and links", () => {
       await page.getByLabel("Currency", { exact: true }).selectOption("");
       await page.waitForURL((url) => url.pathname === "/accounts" && !url.searchParams.has("currency"));
       await expect.poll(shownCommission, { timeout: WAIT_MS }).toEqual(expectedCommission(inDollars.rows, "USD"));
+      expectClean(log);
+    } finally {
+      await context.close();
+    }
+  });
+
+  it("reads the period in the zone picked, offers local presets, and carries the zone to an account's links", {
+    timeout: 150_000,
+  }, async () => {
+    // The browser's clock is in Tokyo; the account's zone is UTC (unless set).
+    const { context, page, log } = await openDashboardPage(browser, origin, { timezoneId: "Asia/Tokyo" });
+    trackRequests(page);
+    const asked = (path: string, zone: string, check: (query: URLSearchParams) => boolean = () => true) =>
+      page.waitForRequest(
+        (r) => {
+          const u = new URL(r.url());
+          return (
+            u.pathname === `/api/v1/composites/${path}` &&
+            u.searchParams.get("timeZone") === zone &&
+            check(u.searchParams)
+          );
+        },
+        { timeout: WAIT_MS },
+      );
+    try {
+      await page.goto(`${origin}/sign-in`);
+      await signInSettled(page, who);
+      const inUtc = asked("accounts/metrics", "UTC");
+      await gotoWhenIdle(page, `${origin}/accounts`);
+      expect(new URL((await inUtc).url()).searchParams.get("metricsTo")).toBe(localDay("UTC"));
+      const picker = page.getByLabel("Time zone", { exact: true });
+      await expect.poll(() => picker.inputValue(), { timeout: WAIT_MS }).toBe("UTC");
+      // The default period is the last 30 days: its chip shows chosen.
+      const presets = page.getByRole("list", { name: "Periods" });
+      expect(await presets.getByRole("button", { name: "Last 30 days" }).getAttribute("aria-pressed")).toBe("true");
+
+      // This browser's zone, picked from the list: the last 30 days of Tokyo, compared with the 30 before.
+      const tokyoToday = localDay("Asia/Tokyo");
+      const inTokyo = asked("accounts/metrics", "Asia/Tokyo");
+      await pickFromList(picker, "Asia/Tokyo");
+      const tokyoQuery = new URL((await inTokyo).url()).searchParams;
+      await page.waitForURL((url) => url.searchParams.get("tz") === "Asia/Tokyo");
+      const tokyo = {
+        metricsFrom: shiftDay(tokyoToday, -29),
+        metricsTo: tokyoToday,
+        comparisonFrom: shiftDay(tokyoToday, -59),
+        comparisonTo: shiftDay(tokyoToday, -30),
+      };
+      expect(
+        Object.fromEntries([...tokyoQuery].filter(([k]) => k.startsWith("metrics") || k.startsWith("comparison"))),
+      ).toEqual(tokyo);
+      const tokyoRows = await apiPage("accounts/metrics", {
+        ...tokyo,
+        limit: PAGE_SIZE,
+        sortBy: "clicks",
+        timeZone: "Asia/Tokyo",
+      });
+      expect(tokyoRows.meta).toMatchObject({ timeZone: "Asia/Tokyo" });
+      await expectShown(page, tokyoRows.rows);
+      await expect
+        .poll(() => page.getByTestId("period-summary").textContent(), { timeout: WAIT_MS })
+        .toContain(`${tokyo.metricsFrom} to ${tokyo.metricsTo} (Asia/Tokyo)`);
+
+      // A preset: last month where Tokyo's clock is, against the period of the same length before it.
+      const monthStart = `${tokyoToday.slice(0, 7)}-01`;
+      const lastMonth = { from: `${shiftDay(monthStart, -1).slice(0, 7)}-01`, to: shiftDay(monthStart, -1) };
+      const byMonth = asked("accounts/metrics", "Asia/Tokyo", (q) => q.get("metricsFrom") === lastMonth.from);
+      await presets.getByRole("button", { name: "Last month" }).click();
+      expect(new URL((await byMonth).url()).searchParams.get("metricsTo")).toBe(lastMonth.to);
+      await page.waitForURL(
+        (url) => url.searchParams.get("from") === lastMonth.from && url.searchParams.get("to") === lastMonth.to,
+      );
+      expect(await presets.getByRole("button", { name: "Last month" }).getAttribute("aria-pressed")).toBe("true");
+      await page.setViewportSize({ width: 1280, height: 900 });
+      await screenshot(page, "composites-10-tokyo-last-month");
+      await expectAccessible(page);
+      await page.setViewportSize({ width: 390, height: 844 });
+      await screenshot(page, "composites-11-tokyo-last-month-390px");
+      expect(await page.evaluate(() => document.documentElement.scrollWidth)).toBeLessThanOrEqual(390);
+      // The narrowest phone the dashboard is for: nothing runs off the page there either.
+      await page.setViewportSize({ width: 360, height: 780 });
+      await screenshot(page, "composites-11-tokyo-last-month-360px");
+      expect(await page.evaluate(() => document.documentElement.scrollWidth)).toBeLessThanOrEqual(360);
+      await page.setViewportSize({ width: 1024, height: 800 });
+
+      // An account's links keep the zone and the period; so does the way back.
+      const top = (await shownRows(page))[0] as ShownRow;
+      const links = asked("accounts/links/metrics", "Asia/Tokyo", (q) => q.get("metricsFrom") === lastMonth.from);
+      await page.getByRole("link", { name: top.name, exact: true }).click();
+      await page.getByRole("heading", { name: top.name, level: 1 }).waitFor({ timeout: WAIT_MS });
+      await links;
+      expect(new URL(page.url()).searchParams.get("tz")).toBe("Asia/Tokyo");
+      await expect.poll(() => picker.inputValue(), { timeout: WAIT_MS }).toBe("Asia/Tokyo");
+      await page.locator(".breadcrumb").getByRole("link", { name: "Accounts and links" }).click();
+      await page.waitForURL((url) => url.pathname === "/accounts" && url.searchParams.get("tz") === "Asia/Tokyo");
       expectClean(log);
     } finally {
       await context.close();

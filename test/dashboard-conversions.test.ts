@@ -8,6 +8,7 @@ import {
   expectAccessible,
   expectClean,
   gotoWhenIdle,
+  localDay,
   openDashboardPage,
   screenshot,
   signInSettled,
@@ -161,6 +162,51 @@ describe.skipIf(!hasChromium)("dashboard: conversions", () => {
       expectClean(log);
     } finally {
       await context.close();
+    }
+  });
+
+  it("filters by days of the account's time zone, names it, and asks the API in it", { timeout: 90_000 }, async () => {
+    // UTC+14: most of the time its date is not UTC's, so the days filtered by are plainly its own.
+    const zone = "Pacific/Kiritimati";
+    const patch = (timeZone: string) =>
+      t.call({
+        method: "PATCH",
+        url: "/api/v1/settings",
+        headers: { authorization: who.bearer },
+        payload: { timeZone },
+      });
+    expect((await patch(zone)).statusCode).toBe(200);
+    const { context, page, log } = await openDashboardPage(browser, origin);
+    trackRequests(page);
+    try {
+      await page.goto(`${origin}/sign-in`);
+      await signInSettled(page, who);
+      const today = localDay(zone);
+      const asked = page.waitForRequest(
+        (r) => {
+          const u = new URL(r.url());
+          return u.pathname === "/api/v1/conversions" && u.searchParams.get("dateFrom") === today;
+        },
+        { timeout: WAIT_MS },
+      );
+      await gotoWhenIdle(page, `${origin}/conversions?from=${today}&to=${today}`);
+      expect(new URL((await asked).url()).searchParams.get("timeZone")).toBe(zone);
+      await expect
+        .poll(() => page.getByTestId("dates-zone").textContent(), { timeout: WAIT_MS })
+        .toBe(
+          `The From and To dates are whole days in ${zone}, the account's time zone (set under Settings). Times in the list are UTC.`,
+        );
+      // The API's list for the same local day.
+      const local = await apiList({ dateFrom: today, dateTo: today, timeZone: zone });
+      expect(local.ids).toEqual(expect.arrayContaining([deposit.id, commission.id]));
+      await expectShown(page, local.ids);
+      await screenshot(page, "conversions-09-local-days");
+      await expectAccessible(page);
+      expectClean(log);
+    } finally {
+      await context.close();
+      // Back to UTC: the other tests of this file read days in the default.
+      expect((await patch("UTC")).statusCode).toBe(200);
     }
   });
 

@@ -18,6 +18,7 @@ import { currencyParam } from "../web/src/search-params.js";
 // and the currency parameter the reports are asked with.
 
 const NOW = Date.parse("2026-11-26T15:00:00Z");
+const AT = { now: NOW, zone: "UTC" };
 
 describe("formatMoney", () => {
   it("shows an amount in its currency, with the currency's own decimals", () => {
@@ -78,12 +79,12 @@ describe("reports: the currency in the address", () => {
     expect(state.currency).toBe("GBP");
     expect(writeSearch(state)).toEqual({ fields: "date", currency: "GBP" });
     expect(validateReportSearch({ currency: "GBP", other: "x" })).toEqual({ currency: "GBP" });
-    expect(rowsQuery(state, NOW).currency).toBe("GBP");
-    expect(totalsQuery(state, NOW).currency).toBe("GBP");
+    expect(rowsQuery(state, AT).currency).toBe("GBP");
+    expect(totalsQuery(state, AT).currency).toBe("GBP");
   });
 
   it("is left out when it is none, and named when it is not a code", () => {
-    expect(rowsQuery(defaultState(), NOW)).not.toHaveProperty("currency");
+    expect(rowsQuery(defaultState(), AT)).not.toHaveProperty("currency");
     expect(writeSearch(defaultState())).not.toHaveProperty("currency");
     const { state, notes } = readSearch({ currency: "euros" });
     expect(state.currency).toBeUndefined();
@@ -104,9 +105,9 @@ describe("accounts and links: the currency in the address", () => {
   it("is kept, sent, and carried to an account's links", () => {
     const search = parseCompositeSearch({ currency: "chf", from: "2026-11-01", to: "2026-11-10", q: "x" });
     expect(search.currency).toBe("CHF");
-    expect(compositeQuery(search, NOW).currency).toBe("CHF");
+    expect(compositeQuery(search, "UTC", NOW).currency).toBe("CHF");
     expect(periodSearch(search)).toEqual({ currency: "CHF", from: "2026-11-01", to: "2026-11-10" });
-    expect(compositeQuery(parseCompositeSearch({ currency: "francs" }), NOW)).not.toHaveProperty("currency");
+    expect(compositeQuery(parseCompositeSearch({ currency: "francs" }), "UTC", NOW)).not.toHaveProperty("currency");
   });
 
   it("shows the money metrics in it", () => {

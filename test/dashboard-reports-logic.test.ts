@@ -139,7 +139,7 @@ describe("reports: state in the address", () => {
   });
 
   it("asks the API for totals with the same window, stats and filters but no breakdown", () => {
-    const now = Date.parse("2026-11-26T09:00:00Z");
+    const now = { now: Date.parse("2026-11-26T09:00:00Z"), zone: "UTC" };
     const state: ReportState = {
       ...defaultState(),
       fields: ["date", "brand"],
@@ -158,12 +158,14 @@ describe("reports: state in the address", () => {
       sortBy: "signups",
       offset: 100,
       limit: 100,
+      timeZone: "UTC",
     });
     expect(totalsQuery(state, now)).toEqual({
       stats: "clicks,signups",
       conversionDateFrom: "2026-11-20",
       conversionDateTo: "2026-11-26",
       programId: 2,
+      timeZone: "UTC",
     });
     expect(chartQuery(state, now, "date", "signups")).toMatchObject({
       fields: "date",

@@ -9,8 +9,11 @@ import {
   dropRefusals,
   expectAccessible,
   expectClean,
+  localDay,
   openDashboardPage,
+  pickFromList,
   screenshot,
+  shiftDay,
   signIn,
   startDashboard,
   stopDashboard,
@@ -202,7 +205,8 @@ describe.skipIf(!hasChromium)("dashboard reports page", () => {
       expect(await firstClicks.textContent()).toBe(new Intl.NumberFormat("en-US").format(Number(rows[0]?.clicks)));
       expect(await page.getByLabel("Period").inputValue()).toBe("custom");
       expect(await page.getByLabel("To", { exact: true }).inputValue()).toBe(day(now - DAY_MS));
-      expect(await page.getByLabel("To time (UTC)").inputValue()).toBe("12:00");
+      // The account's zone (UTC unless set): the instant's time on its clock.
+      expect(await page.getByLabel("To time", { exact: true }).inputValue()).toBe("12:00");
       await screenshot(page, "reports-01-shared-link");
       await expectAccessible(page);
 
@@ -299,7 +303,7 @@ describe.skipIf(!hasChromium)("dashboard reports page", () => {
       const later = day(now - 2 * DAY_MS);
       const earlier = day(now - 5 * DAY_MS);
       await page.getByLabel("From", { exact: true }).fill(later);
-      await page.getByLabel("To time (UTC)").fill("");
+      await page.getByLabel("To time", { exact: true }).fill("");
       await page.getByLabel("To", { exact: true }).fill(earlier);
       await page.getByRole("button", { name: "Apply" }).click();
       await page.waitForURL((url) => url.searchParams.get("to") === earlier);
@@ -500,6 +504,145 @@ describe.skipIf(!hasChromium)("dashboard reports page", () => {
       const described = String(await currencyField.getAttribute("aria-describedby")).split(" ");
       expect(await page.locator(`[id="${described.at(-1)}"]`).textContent()).toBe(refused.body.data.errors[0].message);
       await screenshot(page, "reports-08-unknown-currency");
+      await expectAccessible(page);
+      dropRefusals(log, 400, "/api/v1/reports/");
+      expectClean(log);
+    } finally {
+      await context.close();
+    }
+  });
+  it("reads the period in the zone picked beside it, kept in the address, by local hour, and names a zone that is none", {
+    timeout: 180_000,
+  }, async () => {
+    // The browser's clock is in Tokyo; the account's zone is UTC (unless set).
+    const { context, page, log } = await openDashboardPage(browser, origin, {
+      expectedStatuses: [400],
+      timezoneId: "Asia/Tokyo",
+    });
+    const asked = (zone: string, fields: string) =>
+      page.waitForRequest(
+        (r) => {
+          const u = new URL(r.url());
+          return (
+            u.pathname === "/api/v1/reports/events/performance" &&
+            u.searchParams.get("timeZone") === zone &&
+            u.searchParams.get("fields") === fields
+          );
+        },
+        { timeout: WAIT_MS },
+      );
+    try {
+      await page.goto(`${origin}/sign-in`);
+      await signIn(page, who);
+      await page
+        .getByRole("img", { name: /Chart of daily/ })
+        .locator("canvas")
+        .waitFor({ timeout: WAIT_MS });
+
+      // Unpicked, the account's zone: the presets are its days, and every request names it.
+      const inUtc = asked("UTC", "hour");
+      await page.goto(
+        `${origin}/reports?${new URLSearchParams({ fields: "hour", stats: "clicks", range: "yesterday" })}`,
+      );
+      const utcYesterday = shiftDay(localDay("UTC"), -1);
+      const utcQuery = new URL((await inUtc).url()).searchParams;
+      expect(utcQuery.get("conversionDateFrom")).toBe(utcYesterday);
+      expect(utcQuery.get("conversionDateTo")).toBe(utcYesterday);
+      const picker = page.getByLabel("Time zone", { exact: true });
+      await expect.poll(() => picker.inputValue(), { timeout: WAIT_MS }).toBe("UTC");
+
+      // Offered: the account's zone, this browser's, UTC, then every zone the browser lists.
+      const list = page.locator(`[id="${await picker.getAttribute("list")}"] option`);
+      expect(await list.count()).toBeGreaterThan(300);
+      expect(await list.first().getAttribute("label")).toBe("The account's time zone");
+      expect(await list.nth(1).getAttribute("value")).toBe("Asia/Tokyo");
+      expect(await list.nth(1).getAttribute("label")).toBe("This browser's time zone");
+
+      // Typed in any case: the days are New York's, asked as dates with the zone, kept in the address.
+      const inNewYork = asked("America/New_York", "hour");
+      await picker.fill("america/new_york");
+      await picker.press("Enter");
+      const nyQuery = new URL((await inNewYork).url()).searchParams;
+      await page.waitForURL((url) => url.searchParams.get("tz") === "America/New_York");
+      const nyYesterday = shiftDay(localDay("America/New_York"), -1);
+      expect(nyQuery.get("conversionDateFrom")).toBe(nyYesterday);
+      expect(nyQuery.get("conversionDateTo")).toBe(nyYesterday);
+      expect(await picker.inputValue()).toBe("America/New_York");
+
+      // The rows are the API's local hours for the same request, each with its offset.
+      const hourly = await performance(t, who, {
+        fields: "hour",
+        stats: "clicks",
+        conversionDateFrom: nyYesterday,
+        conversionDateTo: nyYesterday,
+        timeZone: "America/New_York",
+        offset: "0",
+        limit: "100",
+      });
+      expect(hourly.body.meta.timeZone).toBe("America/New_York");
+      const hours = hourly.body.data as Row[];
+      expect(hours.length).toBeGreaterThan(0);
+      for (const row of hours) expect(String(row.hour)).toMatch(new RegExp(`^${nyYesterday}T\\d{2}:00-0[45]:00$`));
+      await expect
+        .poll(() => shownTable(page), { timeout: WAIT_MS })
+        .toMatchObject({ rows: asTable(hours, ["hour"], ["clicks"]) });
+      const firstHour = String(hours[0]?.hour);
+      expect(await page.locator(".report-results tbody tr").first().locator("td").first().textContent()).toBe(
+        `${firstHour.slice(0, 10)} ${firstHour.slice(11, 16)} (${firstHour.slice(16)})`,
+      );
+      // The chart: a bar per hour; the page says which zone the figures are in (the answer's).
+      const chart = page.getByRole("img", { name: /^Chart of clicks per hour/ });
+      await chart.locator("canvas").waitFor({ timeout: WAIT_MS });
+      expect(await chart.getAttribute("aria-label")).toContain(`${hours.length} bars`);
+      const windowText = page.locator(".report-window");
+      await expect
+        .poll(() => windowText.textContent(), { timeout: WAIT_MS })
+        .toContain(`${nyYesterday} (America/New_York)`);
+      expect(await windowText.textContent()).toContain("Time zone: America/New_York");
+      await page.setViewportSize({ width: 1280, height: 900 });
+      await screenshot(page, "reports-09-new-york-by-hour");
+      await expectAccessible(page);
+      await page.setViewportSize({ width: 390, height: 844 });
+      await screenshot(page, "reports-10-new-york-by-hour-390px");
+      expect(await page.evaluate(() => document.documentElement.scrollWidth)).toBeLessThanOrEqual(390);
+      // The narrowest phone the dashboard is for: nothing runs off the page there either.
+      await page.setViewportSize({ width: 360, height: 780 });
+      await screenshot(page, "reports-10-new-york-by-hour-360px");
+      expect(await page.evaluate(() => document.documentElement.scrollWidth)).toBeLessThanOrEqual(360);
+      await page.setViewportSize({ width: 1024, height: 800 });
+
+      // The address is the view; a preset added to the list is local too.
+      await page.reload();
+      await expect.poll(() => picker.inputValue(), { timeout: WAIT_MS }).toBe("America/New_York");
+      const lastMonth = asked("America/New_York", "hour");
+      await page.getByLabel("Period").selectOption("lastMonth");
+      const monthQuery = new URL((await lastMonth).url()).searchParams;
+      const nyMonthStart = `${localDay("America/New_York").slice(0, 7)}-01`;
+      expect(monthQuery.get("conversionDateTo")).toBe(shiftDay(nyMonthStart, -1));
+      expect(monthQuery.get("conversionDateFrom")).toBe(`${shiftDay(nyMonthStart, -1).slice(0, 7)}-01`);
+
+      // This browser's zone, picked from the list: applied at once.
+      const inTokyo = asked("Asia/Tokyo", "hour");
+      await pickFromList(picker, "Asia/Tokyo");
+      await inTokyo;
+      await page.waitForURL((url) => url.searchParams.get("tz") === "Asia/Tokyo");
+
+      // The account's zone again: the address drops the parameter and follows the setting.
+      const backToUtc = asked("UTC", "hour");
+      await picker.fill("UTC");
+      await picker.press("Enter");
+      await backToUtc;
+      await page.waitForURL((url) => !url.searchParams.has("tz") && url.searchParams.get("range") === "lastMonth");
+
+      // A zone that is none: the API's message beside the picker.
+      await page.goto(`${origin}/reports?tz=Mars/Base`);
+      const refused = await performance(t, who, { timeZone: "Mars/Base" });
+      expect(refused.status).toBe(400);
+      expect(refused.body.data.errors[0].path).toBe("timeZone");
+      await expect.poll(() => picker.getAttribute("aria-invalid"), { timeout: WAIT_MS }).toBe("true");
+      const described = String(await picker.getAttribute("aria-describedby")).split(" ");
+      expect(await page.locator(`[id="${described.at(-1)}"]`).textContent()).toBe(refused.body.data.errors[0].message);
+      await screenshot(page, "reports-11-unknown-zone");
       await expectAccessible(page);
       dropRefusals(log, 400, "/api/v1/reports/");
       expectClean(log);

@@ -262,6 +262,90 @@ describe.skipIf(!hasChromium)("dashboard: settings", () => {
     }
   });
 
+  it("saves the account's time zone, shows the API's refusal beside it, and the reports follow it", {
+    timeout: 150_000,
+  }, async () => {
+    // The browser's clock is in Tokyo: the form offers that zone.
+    const { context, page, log } = await openDashboardPage(browser, origin, {
+      expectedStatuses: [400],
+      timezoneId: "Asia/Tokyo",
+    });
+    const patch = (payload: object) =>
+      t.call({ method: "PATCH", url: "/api/v1/settings", headers: { authorization: who.bearer }, payload });
+    try {
+      await page.goto(`${origin}/sign-in`);
+      await signIn(page, who);
+      await page.getByRole("link", { name: "Settings" }).click();
+      const form = page.getByRole("form", { name: "Time zone" });
+      const field = form.getByLabel("Time zone");
+      const save = form.getByRole("button", { name: "Save" });
+      await field.waitFor({ timeout: WAIT_MS });
+      expect((await settings()).timeZone).toBe("UTC");
+      expect(await field.inputValue()).toBe("UTC");
+
+      // Not a zone: the API's message beside the field, nothing saved.
+      await field.fill("Mars/Base");
+      await save.click();
+      const refused = await patch({ timeZone: "Mars/Base" });
+      expect(refused.statusCode).toBe(400);
+      expect(refused.json().data.errors[0].path).toBe("timeZone");
+      await expect.poll(() => field.getAttribute("aria-invalid"), { timeout: WAIT_MS }).toBe("true");
+      const described = String(await field.getAttribute("aria-describedby")).split(" ");
+      expect(await page.locator(`[id="${described.at(-1)}"]`).textContent()).toBe(
+        refused.json().data.errors[0].message,
+      );
+      expect((await settings()).timeZone).toBe("UTC");
+      await page.setViewportSize({ width: 1280, height: 900 });
+      await screenshot(page, "settings-09-time-zone-refused");
+      await expectAccessible(page);
+      await page.setViewportSize({ width: 390, height: 844 });
+      await screenshot(page, "settings-10-time-zone-refused-390px");
+      expect(await page.evaluate(() => document.documentElement.scrollWidth)).toBeLessThanOrEqual(390);
+      // The narrowest phone the dashboard is for: nothing runs off the page there either.
+      await page.setViewportSize({ width: 360, height: 780 });
+      await screenshot(page, "settings-10-time-zone-refused-360px");
+      expect(await page.evaluate(() => document.documentElement.scrollWidth)).toBeLessThanOrEqual(360);
+      await page.setViewportSize({ width: 1024, height: 800 });
+
+      // This browser's zone, one click away.
+      await form.getByRole("button", { name: "Use this browser's time zone (Asia/Tokyo)" }).click();
+      expect(await field.inputValue()).toBe("Asia/Tokyo");
+
+      // Any case: saved in the canonical spelling, which the field then shows.
+      await field.fill("america/new_york");
+      await save.click();
+      await form.getByText("Saved: reports now read days in America/New_York.").waitFor({ timeout: WAIT_MS });
+      expect(await field.inputValue()).toBe("America/New_York");
+      expect((await settings()).timeZone).toBe("America/New_York");
+      await page.setViewportSize({ width: 1280, height: 900 });
+      await screenshot(page, "settings-11-time-zone-saved");
+      await page.setViewportSize({ width: 1024, height: 800 });
+
+      // The reports follow the setting: their picker shows it, every request names it.
+      const asked = page.waitForRequest(
+        (r) =>
+          r.url().includes("/api/v1/reports/events/performance") &&
+          new URL(r.url()).searchParams.get("timeZone") === "America/New_York",
+        { timeout: WAIT_MS },
+      );
+      await page.getByRole("link", { name: "Reports" }).click();
+      await asked;
+      await expect
+        .poll(() => page.getByLabel("Time zone", { exact: true }).inputValue(), { timeout: WAIT_MS })
+        .toBe("America/New_York");
+      await expect
+        .poll(() => page.locator(".report-window").textContent(), { timeout: WAIT_MS })
+        .toContain("Time zone: America/New_York");
+
+      dropRefusals(log, 400, "/api/v1/settings");
+      expectClean(log);
+    } finally {
+      await context.close();
+      // Back to UTC: the other tests of this file read the default.
+      expect((await patch({ timeZone: "UTC" })).statusCode).toBe(200);
+    }
+  });
+
   it("shows a person without account.admin who they are, and nothing to change", { timeout: 90_000 }, async () => {
     const { email, password } = await addPerson(t, who.tenantId, { name: "Reader", permissions: ["reports.read"] });
     const { context, page, log } = await openDashboardPage(browser, origin);

@@ -1,7 +1,7 @@
 import { mkdir, readFile } from "node:fs/promises";
 import { createRequire } from "node:module";
 import { join } from "node:path";
-import type { Browser, BrowserContext, Page } from "playwright-core";
+import type { Browser, BrowserContext, Locator, Page } from "playwright-core";
 import { expect } from "vitest";
 import { ADMIN_KEY, seedTenancy, startTestApp, type Tenancy, type TestApp, type TestAppOptions } from "./app.js";
 import { launchChromium } from "./chromium.js";
@@ -22,13 +22,19 @@ export interface PageLog {
   beyondApi: string[];
 }
 
-/** A fresh browser context (its own sessionStorage) whose page records every failure. */
+/**
+ * A fresh browser context (its own sessionStorage) whose page records every failure. `timezoneId`:
+ * the zone the browser's clock is in (this machine's unless given), which the time zone pickers offer.
+ */
 export async function openDashboardPage(
   browser: Browser,
   origin: string,
-  options: { expectedStatuses?: number[] } = {},
+  options: { expectedStatuses?: number[]; timezoneId?: string } = {},
 ): Promise<{ context: BrowserContext; page: Page; log: PageLog }> {
-  const context = await browser.newContext({ viewport: { width: 1024, height: 800 } });
+  const context = await browser.newContext({
+    viewport: { width: 1024, height: 800 },
+    ...(options.timezoneId ? { timezoneId: options.timezoneId } : {}),
+  });
   const page = await context.newPage();
   const log: PageLog = { ownFailures: [], external: [], consoleErrors: [], pageErrors: [], scripts: [], beyondApi: [] };
   const isOwn = (url: string) => url === origin || url.startsWith(`${origin}/`);
@@ -161,6 +167,33 @@ export async function documentText(page: Page): Promise<string> {
     () =>
       `${document.documentElement.outerHTML}\n${JSON.stringify({ ...sessionStorage })}${JSON.stringify({ ...localStorage })}`,
   );
+}
+
+/**
+ * Picks `value` from an input's datalist as a person does in the browser's list: the text replaced
+ * at once, as one `insertReplacementText` input. The list itself is the browser's own, out of the
+ * page's reach.
+ */
+export async function pickFromList(field: Locator, value: string): Promise<void> {
+  await field.focus();
+  await field.evaluate((input, picked) => {
+    const element = input as HTMLInputElement;
+    // The native setter: React reads the change from the input event against the value it last set.
+    Object.getOwnPropertyDescriptor(HTMLInputElement.prototype, "value")?.set?.call(element, picked);
+    element.dispatchEvent(new InputEvent("input", { bubbles: true, inputType: "insertReplacementText" }));
+  }, value);
+}
+
+/** The date (YYYY-MM-DD) at `ms` where `zone`'s clock is, read independently of the dashboard's code. */
+export function localDay(zone: string, ms = Date.now()): string {
+  return new Intl.DateTimeFormat("en-CA", { timeZone: zone, year: "numeric", month: "2-digit", day: "2-digit" }).format(
+    ms,
+  );
+}
+
+/** The calendar day `days` after `day` (negative goes back). */
+export function shiftDay(day: string, days: number): string {
+  return new Date(Date.parse(`${day}T00:00:00Z`) + days * 86_400_000).toISOString().slice(0, 10);
 }
 
 let personCount = 0;

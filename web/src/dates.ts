@@ -1,5 +1,9 @@
-/** Reports count whole UTC days: ranges here are UTC calendar days, as YYYY-MM-DD. */
-/** A UTC day in milliseconds. */
+/**
+ * Ranges of calendar days, as YYYY-MM-DD. Whose days they are is the caller's to say: reports read
+ * them in their time zone (periods.ts finds today there); `today` and `lastDays` count UTC days
+ * (an exchange rate's day is a UTC day).
+ */
+/** A day in milliseconds. */
 export const DAY_MS = 86_400_000;
 const DATE = /^\d{4}-\d{2}-\d{2}$/;
 

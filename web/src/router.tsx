@@ -15,7 +15,7 @@ import { settingsRoutes } from "./pages/settings/routes";
 import { trafficSourceRoutes } from "./pages/traffic-sources/routes";
 import { usageRoutes } from "./pages/usage/routes";
 import { webhooksRoutes } from "./pages/webhooks/routes";
-import { currencyParam } from "./search-params";
+import { currencyParam, timeZoneParam } from "./search-params";
 import { appRoute, rootRoute } from "./shell";
 
 export const queryClient = new QueryClient({
@@ -53,6 +53,8 @@ export interface OverviewSearch {
   to?: string;
   /** The currency amounts are shown in; absent: the tenant's reporting currency. */
   currency?: string;
+  /** The zone the days are read in; absent: the account's `timeZone` setting. */
+  tz?: string;
 }
 
 const overviewRoute = createRoute({
@@ -60,11 +62,13 @@ const overviewRoute = createRoute({
   path: "/",
   validateSearch: (search: Record<string, unknown>): OverviewSearch => {
     const currency = currencyParam(search.currency);
+    const tz = timeZoneParam(search.tz);
     return {
       ...(isDay(search.from) && isDay(search.to) && search.from <= search.to
         ? { from: search.from, to: search.to }
         : {}),
       ...(currency ? { currency } : {}),
+      ...(tz ? { tz } : {}),
     };
   },
   component: Overview,

@@ -2,8 +2,11 @@
  * Readers for a page's search params, shared by every area's `validateSearch`. The router hands
  * values over already parsed (`?offset=50` and `?search=42` arrive as numbers) or, from a link a
  * test or a person wrote, as strings; a value the API would refuse is left out rather than sent,
- * so a shared address never leads to an error page. No imports, so logic tests load it as it is.
+ * so a shared address never leads to an error page. It imports only time-zones (which imports
+ * nothing), so logic tests load it as it is.
  */
+
+import { listedSpelling } from "./time-zones.js";
 
 /**
  * A whole number above 0: a page's first row (the first page has none, so its address stays
@@ -52,4 +55,18 @@ export function idParam(value: unknown): string | undefined {
  */
 export function currencyParam(value: unknown): string | undefined {
   return typeof value === "string" && /^[A-Za-z]{3}$/.test(value.trim()) ? value.trim().toUpperCase() : undefined;
+}
+
+/** IANA names: letters, digits, `_`, `-` and `+` in `/`-separated parts, as the API reads them. */
+const ZONE_NAME = /^[A-Za-z][A-Za-z0-9_+-]*(\/[A-Za-z0-9_+-]+)*$/;
+
+/**
+ * A time zone in a page's address (`tz`), as the reports take it: an IANA name in any case, in
+ * its listed spelling ("asia/tokyo" is "Asia/Tokyo"). A name of the right shape that no zone has
+ * is kept, for the API's message beside the picker; an offset ("+05:30") is no zone, left out.
+ */
+export function timeZoneParam(value: unknown): string | undefined {
+  if (typeof value !== "string") return undefined;
+  const name = value.trim();
+  return name.length <= 64 && ZONE_NAME.test(name) ? listedSpelling(name) : undefined;
 }

@@ -14,7 +14,7 @@ interface Point {
   signups: number;
 }
 
-/** Clicks (line, left axis) and conversions (bars, right axis) per UTC day. */
+/** Clicks (line, left axis) and conversions (bars, right axis) per day of the report's time zone. */
 export default function DailyChart({ points }: { points: Point[] }) {
   const element = useEChart(
     () => ({

@@ -1,21 +1,22 @@
 import { useQuery } from "@tanstack/react-query";
 import { Link, useNavigate } from "@tanstack/react-router";
 import { type FormEvent, lazy, Suspense, useEffect, useState } from "react";
+import { useReportZone } from "../account-time-zone";
 import { api, unwrap } from "../api/client";
 import { CurrencyPicker, UnconvertedNotice } from "../components/Currency";
 import { fieldError } from "../components/Field";
 import { Empty, ErrorState, Loading } from "../components/states";
+import { TimeZonePicker } from "../components/TimeZonePicker";
 import type { ReportMeta } from "../currency";
-import { type DayRange, daysOf, lastDays, lengthInDays, previousPeriod, rangeProblem } from "../dates";
+import { type DayRange, daysOf, lengthInDays, previousPeriod, rangeProblem } from "../dates";
 import { formatChange, formatDateTime, formatInteger, formatMoney, formatPercent } from "../format";
 import { useMe } from "../me";
+import { PERIOD_PRESETS, PRESET_LABELS, presetRange } from "../periods";
 import { type OverviewSearch, overviewRoute } from "../router";
 
 // ECharts is the largest dependency: it loads beside the figures, not before them.
 const DailyChart = lazy(() => import("../components/DailyChart"));
 
-const PRESETS = [7, 30, 90] as const;
-const DEFAULT_DAYS = 30;
 const STATS = ["clicks", "signups", "commission", "conversionRate"] as const;
 type Stat = (typeof STATS)[number];
 type Totals = Record<Stat, number>;
@@ -31,10 +32,15 @@ const CARDS: { stat: Stat; label: string; hint: string; format: (n: number, curr
 const num = (value: unknown) => (typeof value === "number" ? value : Number(value ?? 0) || 0);
 
 /**
- * The performance report's totals over a range (no breakdown: one row, or none without traffic),
- * in `currency` (none: the tenant's reporting currency), with what the amounts are in.
+ * The performance report's totals over a range of `zone`'s days (no breakdown: one row, or none
+ * without traffic), in `currency` (none: the tenant's reporting currency), with what the amounts
+ * and days are in.
  */
-async function totals(range: DayRange, currency: string | undefined): Promise<{ totals: Totals; meta: ReportMeta }> {
+async function totals(
+  range: DayRange,
+  zone: string,
+  currency: string | undefined,
+): Promise<{ totals: Totals; meta: ReportMeta }> {
   const answer = await unwrap(
     api.GET("/api/v1/reports/events/performance", {
       params: {
@@ -42,6 +48,7 @@ async function totals(range: DayRange, currency: string | undefined): Promise<{ 
           stats: STATS.join(","),
           conversionDateFrom: range.from,
           conversionDateTo: range.to,
+          timeZone: zone,
           ...(currency ? { currency } : {}),
         },
       },
@@ -60,8 +67,8 @@ interface DailyPoint {
   signups: number;
 }
 
-/** Clicks and signups per UTC day; days without traffic are zero (the report leaves them out). */
-async function daily(range: DayRange): Promise<DailyPoint[]> {
+/** Clicks and signups per day of `zone`; days without traffic are zero (the report leaves them out). */
+async function daily(range: DayRange, zone: string): Promise<DailyPoint[]> {
   const answer = await unwrap(
     api.GET("/api/v1/reports/events/performance", {
       params: {
@@ -70,6 +77,7 @@ async function daily(range: DayRange): Promise<DailyPoint[]> {
           stats: "clicks,signups",
           conversionDateFrom: range.from,
           conversionDateTo: range.to,
+          timeZone: zone,
           limit: 999,
         },
       },
@@ -90,21 +98,42 @@ function describeRange(range: DayRange): string {
 
 export function Overview() {
   const search = overviewRoute.useSearch();
-  const range: DayRange = search.from && search.to ? { from: search.from, to: search.to } : lastDays(DEFAULT_DAYS);
+  // The zone chosen, else the account's: the figures wait until it is known.
+  const { zone, accountZone, ready } = useReportZone(search.tz);
+  const now = Date.now();
+  const range: DayRange =
+    search.from && search.to ? { from: search.from, to: search.to } : presetRange("30d", zone, now);
   const previous = previousPeriod(range);
   const currency = search.currency;
-  const current = useQuery({ queryKey: ["totals", range, currency], queryFn: () => totals(range, currency) });
-  const before = useQuery({ queryKey: ["totals", previous, currency], queryFn: () => totals(previous, currency) });
-  const days = useQuery({ queryKey: ["daily", range], queryFn: () => daily(range) });
+  const current = useQuery({
+    queryKey: ["totals", range, zone, currency],
+    queryFn: () => totals(range, zone, currency),
+    enabled: ready,
+  });
+  const before = useQuery({
+    queryKey: ["totals", previous, zone, currency],
+    queryFn: () => totals(previous, zone, currency),
+    enabled: ready,
+  });
+  const days = useQuery({ queryKey: ["daily", range, zone], queryFn: () => daily(range, zone), enabled: ready });
 
   return (
     <>
       <div className="page-head">
         <h1>Overview</h1>
-        <RangePicker range={range} search={search} shown={current.data?.meta.currency} error={current.error} />
+        <RangePicker
+          range={range}
+          search={search}
+          zone={zone}
+          now={now}
+          accountZone={accountZone}
+          shown={current.data?.meta.currency}
+          error={current.error}
+        />
       </div>
       <p className="muted" id="period">
-        {describeRange(range)} (UTC, {lengthInDays(range)} days), compared with {describeRange(previous)}.
+        {describeRange(range)} ({current.data?.meta.timeZone ?? zone}, {lengthInDays(range)} days), compared with{" "}
+        {describeRange(previous)}.
       </p>
 
       <section aria-labelledby="figures-title">
@@ -112,7 +141,9 @@ export function Overview() {
           Figures
         </h2>
         <UnconvertedNotice meta={current.data?.meta} />
-        {current.isError && fieldError(current.error, "currency") ? (
+        {current.isError && fieldError(current.error, "timeZone") ? (
+          <p className="notice error">The figures were refused: the message is beside the time zone.</p>
+        ) : current.isError && fieldError(current.error, "currency") ? (
           <p className="notice error">The figures were refused: the message is beside the currency.</p>
         ) : current.isError ? (
           <ErrorState error={current.error} onRetry={() => void current.refetch()} />
@@ -193,16 +224,20 @@ export function Overview() {
 interface RangePickerProps {
   range: DayRange;
   search: OverviewSearch;
+  /** The zone whose days the presets are, the instant they count back from, and the account's zone. */
+  zone: string;
+  now: number;
+  accountZone: string | undefined;
   /** What the figures are in (the answer's `meta.currency`). */
   shown: string | undefined;
   /** The totals' refusal, whose message for `currency` shows beside the picker. */
   error: unknown;
 }
 
-function RangePicker({ range, search, shown, error: refused }: RangePickerProps) {
+function RangePicker({ range, search, zone, now, accountZone, shown, error: refused }: RangePickerProps) {
   const navigate = useNavigate();
-  // The currency stays with every range chosen, as the range stays with a currency.
-  const currency = search.currency ? { currency: search.currency } : {};
+  // The currency and zone stay with every range chosen, as the range stays with either.
+  const kept = { ...(search.currency ? { currency: search.currency } : {}), ...(search.tz ? { tz: search.tz } : {}) };
   const [from, setFrom] = useState(range.from);
   const [to, setTo] = useState(range.to);
   const [error, setError] = useState<string | null>(null);
@@ -216,24 +251,24 @@ function RangePicker({ range, search, shown, error: refused }: RangePickerProps)
     const problem = rangeProblem(from, to, "range");
     setError(problem);
     if (problem) return;
-    void navigate({ to: "/", search: { from, to, ...currency } });
+    void navigate({ to: "/", search: { from, to, ...kept } });
   }
 
   return (
     <div className="range">
       <ul className="presets" aria-label="Date range presets">
-        {PRESETS.map((n) => {
-          const preset = lastDays(n);
+        {PERIOD_PRESETS.map((name) => {
+          const preset = presetRange(name, zone, now);
           const active = preset.from === range.from && preset.to === range.to;
           return (
-            <li key={n}>
+            <li key={name}>
               <Link
                 to="/"
-                search={{ ...preset, ...currency }}
+                search={{ ...preset, ...kept }}
                 className={active ? "chip active" : "chip"}
                 aria-current={active ? "true" : undefined}
               >
-                Last {n} days
+                {PRESET_LABELS[name]}
               </Link>
             </li>
           );
@@ -257,6 +292,16 @@ function RangePicker({ range, search, shown, error: refused }: RangePickerProps)
           </p>
         )}
       </form>
+      <TimeZonePicker
+        inline
+        value={search.tz}
+        accountZone={accountZone}
+        error={fieldError(refused, "timeZone")}
+        onChange={(next) => {
+          const { tz: _tz, ...rest } = search;
+          void navigate({ to: "/", search: next ? { ...rest, tz: next } : rest });
+        }}
+      />
       <CurrencyPicker
         inline
         value={search.currency}

@@ -1,10 +1,13 @@
 import { keepPreviousData, useQuery } from "@tanstack/react-query";
 import { Link, useNavigate } from "@tanstack/react-router";
+import { useReportZone } from "../../account-time-zone";
 import { ApiFailure, api, unwrap } from "../../api/client";
 import { CurrencyPicker, UnconvertedNotice } from "../../components/Currency";
 import { fieldError } from "../../components/Field";
 import { Pager } from "../../components/Pager";
+import { PeriodPresets } from "../../components/PeriodPresets";
 import { ErrorState, Loading } from "../../components/states";
+import { TimeZonePicker } from "../../components/TimeZonePicker";
 import { CompositeToolbar } from "./CompositeToolbar";
 import { MetricsTable } from "./MetricsTable";
 import { PeriodControls, PeriodSummary } from "./PeriodControls";
@@ -25,11 +28,14 @@ export function AccountLinksPage() {
   const navigate = useNavigate();
   const go = (next: CompositeSearch) =>
     void navigate({ to: "/accounts/$accountId", params: { accountId: raw }, search: next });
-  const periods = periodsOf(search);
+  // The zone chosen, else the account's: the figures wait until it is known.
+  const { zone, accountZone, ready } = useReportZone(search.tz);
+  const now = Date.now();
+  const periods = periodsOf(search, zone, now);
   const sort = sortOf(search);
   // The account's status filters links by their account: meaningless on one account's page.
   const { status: _status, ...linkSearch } = search;
-  const query = { ...compositeQuery(linkSearch), accountId: accountId ?? 0 };
+  const query = { ...compositeQuery(linkSearch, zone, now), accountId: accountId ?? 0 };
   const account = useQuery({
     queryKey: ["accounts", accountId],
     queryFn: () => unwrap(api.GET("/api/v1/accounts/{id}", { params: { path: { id: accountId ?? 0 } } })),
@@ -39,10 +45,11 @@ export function AccountLinksPage() {
     queryKey: ["composites", "links", query],
     queryFn: () => unwrap(api.GET("/api/v1/composites/accounts/links/metrics", { params: { query } })),
     placeholderData: keepPreviousData,
-    enabled: accountId !== null && account.isSuccess,
+    enabled: ready && accountId !== null && account.isSuccess,
   });
-  // An unknown currency in the address: the API's message shows beside the picker.
+  // An unknown currency or zone in the address: the API's message shows beside its picker.
   const currencyError = fieldError(links.error, "currency");
+  const zoneError = fieldError(links.error, "timeZone");
   const title = account.data ? account.data.data.name : `Account ${raw}`;
 
   return (
@@ -74,8 +81,21 @@ export function AccountLinksPage() {
         />
       ) : (
         <>
+          <PeriodPresets
+            range={periods.range}
+            zone={zone}
+            now={now}
+            onPick={(range) => go(withPeriod(search, range))}
+          />
           <div className="period-row">
             <PeriodControls periods={periods} onApply={(choice) => go(withPeriod(search, choice))} />
+            <TimeZonePicker
+              inline
+              value={search.tz}
+              accountZone={accountZone}
+              onChange={(tz) => go(changed(search, { tz }))}
+              error={zoneError}
+            />
             <CurrencyPicker
               inline
               value={search.currency}
@@ -84,7 +104,7 @@ export function AccountLinksPage() {
               error={currencyError}
             />
           </div>
-          <PeriodSummary periods={periods} />
+          <PeriodSummary periods={periods} zone={links.data?.meta.timeZone ?? zone} />
           <CompositeToolbar
             searchLabel="link names"
             q={search.q}
@@ -96,8 +116,10 @@ export function AccountLinksPage() {
             <h2 id="links-title">Links</h2>
             {links.isPending ? (
               <Loading label="Loading the links…" />
-            ) : links.isError && currencyError ? (
-              <p className="notice error">The figures were refused: the message is beside the currency.</p>
+            ) : links.isError && (currencyError || zoneError) ? (
+              <p className="notice error">
+                The figures were refused: the message is beside the {zoneError ? "time zone" : "currency"}.
+              </p>
             ) : links.isError ? (
               <ErrorState error={links.error} onRetry={() => void links.refetch()} />
             ) : (

@@ -1,10 +1,13 @@
 import { keepPreviousData, useQuery } from "@tanstack/react-query";
 import { Link, useNavigate } from "@tanstack/react-router";
+import { useReportZone } from "../../account-time-zone";
 import { api, unwrap } from "../../api/client";
 import { CurrencyPicker, UnconvertedNotice } from "../../components/Currency";
 import { fieldError } from "../../components/Field";
 import { Pager } from "../../components/Pager";
+import { PeriodPresets } from "../../components/PeriodPresets";
 import { ErrorState, Loading } from "../../components/states";
+import { TimeZonePicker } from "../../components/TimeZonePicker";
 import { CompositeToolbar } from "./CompositeToolbar";
 import { MetricsTable } from "./MetricsTable";
 import { PeriodControls, PeriodSummary } from "./PeriodControls";
@@ -17,16 +20,21 @@ export function CompositesPage() {
   const search = compositesRoute.useSearch();
   const navigate = useNavigate();
   const go = (next: CompositeSearch) => void navigate({ to: "/accounts", search: next });
-  const periods = periodsOf(search);
+  // The zone chosen, else the account's: the figures wait until it is known.
+  const { zone, accountZone, ready } = useReportZone(search.tz);
+  const now = Date.now();
+  const periods = periodsOf(search, zone, now);
   const sort = sortOf(search);
-  const query = compositeQuery(search);
+  const query = compositeQuery(search, zone, now);
   const accounts = useQuery({
     queryKey: ["composites", "accounts", query],
     queryFn: () => unwrap(api.GET("/api/v1/composites/accounts/metrics", { params: { query } })),
+    enabled: ready,
     placeholderData: keepPreviousData,
   });
-  // An unknown currency in the address: the API's message shows beside the picker.
+  // An unknown currency or zone in the address: the API's message shows beside its picker.
   const currencyError = fieldError(accounts.error, "currency");
+  const zoneError = fieldError(accounts.error, "timeZone");
   const period = periodSearch(search);
 
   return (
@@ -34,8 +42,16 @@ export function CompositesPage() {
       <div className="page-head">
         <h1>Accounts and links</h1>
       </div>
+      <PeriodPresets range={periods.range} zone={zone} now={now} onPick={(range) => go(withPeriod(search, range))} />
       <div className="period-row">
         <PeriodControls periods={periods} onApply={(choice) => go(withPeriod(search, choice))} />
+        <TimeZonePicker
+          inline
+          value={search.tz}
+          accountZone={accountZone}
+          onChange={(tz) => go(changed(search, { tz }))}
+          error={zoneError}
+        />
         <CurrencyPicker
           inline
           value={search.currency}
@@ -44,7 +60,7 @@ export function CompositesPage() {
           error={currencyError}
         />
       </div>
-      <PeriodSummary periods={periods} />
+      <PeriodSummary periods={periods} zone={accounts.data?.meta.timeZone ?? zone} />
       <CompositeToolbar
         searchLabel="account names"
         q={search.q}
@@ -59,8 +75,10 @@ export function CompositesPage() {
         </h2>
         {accounts.isPending ? (
           <Loading label="Loading the accounts…" />
-        ) : accounts.isError && currencyError ? (
-          <p className="notice error">The figures were refused: the message is beside the currency.</p>
+        ) : accounts.isError && (currencyError || zoneError) ? (
+          <p className="notice error">
+            The figures were refused: the message is beside the {zoneError ? "time zone" : "currency"}.
+          </p>
         ) : accounts.isError ? (
           <ErrorState error={accounts.error} onRetry={() => void accounts.refetch()} />
         ) : (

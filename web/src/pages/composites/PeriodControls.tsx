@@ -95,11 +95,11 @@ export function PeriodControls({ periods, onApply }: { periods: Periods; onApply
 const describe = (range: { from: string; to: string }) =>
   range.from === range.to ? range.from : `${range.from} to ${range.to}`;
 
-/** The period in words, as the table's figures read it. */
-export function PeriodSummary({ periods }: { periods: Periods }) {
+/** The period in words, as the table's figures read it: days of `zone` (the answer's, once there is one). */
+export function PeriodSummary({ periods, zone }: { periods: Periods; zone: string }) {
   return (
     <p className="muted" data-testid="period-summary">
-      Metrics for {describe(periods.range)} (UTC), compared with {describe(periods.comparison)}
+      Metrics for {describe(periods.range)} ({zone}), compared with {describe(periods.comparison)}
       {periods.previous ? " (the previous period)" : ""}.
     </p>
   );

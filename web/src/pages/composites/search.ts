@@ -1,5 +1,6 @@
-import { type DayRange, isDay, lastDays, previousPeriod } from "../../dates.js";
-import { compact, currencyParam, positiveIntParam, textParam } from "../../search-params.js";
+import { type DayRange, isDay, previousPeriod } from "../../dates.js";
+import { presetRange } from "../../periods.js";
+import { compact, currencyParam, positiveIntParam, textParam, timeZoneParam } from "../../search-params.js";
 
 /** The metrics the composite endpoints sort by (their `sortBy` list), and `name`. */
 export const SORT_KEYS = [
@@ -16,7 +17,6 @@ export const SORT_KEYS = [
 export type SortKey = (typeof SORT_KEYS)[number];
 export type Direction = "asc" | "desc";
 
-export const DEFAULT_DAYS = 30;
 export const PAGE_SIZE = 25;
 const DEFAULT_SORT: SortKey = "clicks";
 const STATUSES = ["active", "inactive"] as const;
@@ -24,7 +24,8 @@ export type AccountStatus = (typeof STATUSES)[number];
 
 /**
  * What an accounts or links page shows, all in its URL so a view can be shared. Absent keys
- * take their defaults: the last 30 days, compared with the 30 before, most clicks first.
+ * take their defaults: the last 30 days of the account's time zone, compared with the 30
+ * before, most clicks first.
  */
 export interface CompositeSearch {
   from?: string;
@@ -39,6 +40,8 @@ export interface CompositeSearch {
   offset?: number;
   /** The currency amounts are shown in (ISO 4217); absent: the tenant's reporting currency. */
   currency?: string;
+  /** The zone the days are read in (IANA); absent: the account's `timeZone` setting. */
+  tz?: string;
 }
 
 const isSortKey = (value: unknown): value is SortKey =>
@@ -67,6 +70,8 @@ export function parseCompositeSearch(raw: Record<string, unknown>): CompositeSea
   if (offset !== undefined) out.offset = offset;
   const currency = currencyParam(raw.currency);
   if (currency !== undefined) out.currency = currency;
+  const tz = timeZoneParam(raw.tz);
+  if (tz !== undefined) out.tz = tz;
   return out;
 }
 
@@ -77,8 +82,9 @@ export interface Periods {
   previous: boolean;
 }
 
-export function periodsOf(search: CompositeSearch, now = Date.now()): Periods {
-  const range = search.from && search.to ? { from: search.from, to: search.to } : lastDays(DEFAULT_DAYS, now);
+/** The periods a search asks for; without one, the last 30 days of `zone` (the page's time zone). */
+export function periodsOf(search: CompositeSearch, zone: string, now = Date.now()): Periods {
+  const range = search.from && search.to ? { from: search.from, to: search.to } : presetRange("30d", zone, now);
   if (search.compareFrom && search.compareTo) {
     return { range, comparison: { from: search.compareFrom, to: search.compareTo }, previous: false };
   }
@@ -102,9 +108,12 @@ export function sortByParam(sort: SortState): string {
   return sort.direction === "asc" ? `+${sort.by}` : sort.by;
 }
 
-/** The composite endpoints' query for what the URL asks (one page of the whole filtered set). */
-export function compositeQuery(search: CompositeSearch, now = Date.now()) {
-  const { range, comparison } = periodsOf(search, now);
+/**
+ * The composite endpoints' query for what the URL asks (one page of the whole filtered set). The
+ * days are `zone`'s, which is always named, so what they mean never depends on a setting read elsewhere.
+ */
+export function compositeQuery(search: CompositeSearch, zone: string, now = Date.now()) {
+  const { range, comparison } = periodsOf(search, zone, now);
   return {
     metricsFrom: range.from,
     metricsTo: range.to,
@@ -116,12 +125,14 @@ export function compositeQuery(search: CompositeSearch, now = Date.now()) {
     ...(search.q ? { search: search.q } : {}),
     ...(search.status ? { status: search.status } : {}),
     ...(search.currency ? { currency: search.currency } : {}),
+    timeZone: zone,
   };
 }
 
-/** The period and currency of a search, carried from the accounts to an account's links and back. */
+/** The period, zone and currency of a search, carried from the accounts to an account's links and back. */
 export function periodSearch(search: CompositeSearch): CompositeSearch {
   const out: CompositeSearch = search.currency ? { currency: search.currency } : {};
+  if (search.tz) out.tz = search.tz;
   if (search.from && search.to) {
     out.from = search.from;
     out.to = search.to;

@@ -1,6 +1,7 @@
 import { keepPreviousData, useQuery } from "@tanstack/react-query";
 import { Link, useNavigate } from "@tanstack/react-router";
 import { type FormEvent, useEffect, useState } from "react";
+import { useAccountTimeZone } from "../../account-time-zone";
 import { api, unwrap } from "../../api/client";
 import { type Column, DataTable } from "../../components/DataTable";
 import { Field, fieldError } from "../../components/Field";
@@ -108,10 +109,13 @@ export function ConversionsPage() {
   const search = conversionsRoute.useSearch();
   const navigate = useNavigate();
   const go = (next: ConversionSearch) => void navigate({ to: "/conversions", search: next });
-  const query = conversionQuery(search);
+  // The dates filter by the account's days: asked once the zone is known, so the page can name it.
+  const account = useAccountTimeZone();
+  const query = conversionQuery(search, account.zone);
   const list = useQuery({
     queryKey: ["conversions", query],
     queryFn: () => unwrap(api.GET("/api/v1/conversions", { params: { query } })),
+    enabled: account.settled,
     placeholderData: keepPreviousData,
   });
   const filtered = Boolean(search.from || search.to || search.type || search.clickId);
@@ -121,6 +125,10 @@ export function ConversionsPage() {
       <div className="page-head">
         <h1>Conversions</h1>
       </div>
+      <p className="muted" data-testid="dates-zone">
+        The From and To dates are whole days in {account.zone ?? "the account's time zone"}
+        {account.zone ? ", the account's time zone" : ""} (set under Settings). Times in the list are UTC.
+      </p>
       <Filters search={search} error={list.error} onApply={(filters) => go(withFilters(filters))} />
       <section aria-labelledby="conversions-title" aria-busy={list.isFetching}>
         <h2 id="conversions-title" className="visually-hidden">

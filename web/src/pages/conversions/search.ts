@@ -18,9 +18,9 @@ export const PAGE_SIZE = 25;
 
 /** The conversions list's filters and page, all in the URL so a view can be shared. */
 export interface ConversionSearch {
-  /** Occurred on or after this UTC day. */
+  /** Occurred on or after this day (of the account's time zone). */
   from?: string;
-  /** Occurred on or before this UTC day. */
+  /** Occurred on or before this day (of the account's time zone). */
   to?: string;
   type?: ConversionType;
   clickId?: string;
@@ -45,8 +45,11 @@ export function parseConversionSearch(raw: Record<string, unknown>): ConversionS
   return out;
 }
 
-/** GET /api/v1/conversions's query for what the URL asks. */
-export function conversionQuery(search: ConversionSearch) {
+/**
+ * GET /api/v1/conversions's query for what the URL asks. `zone`, the account's when known, is
+ * named so the days it filters by are the ones the page says; unknown, the API reads them in it anyway.
+ */
+export function conversionQuery(search: ConversionSearch, zone?: string) {
   return {
     offset: search.offset ?? 0,
     limit: PAGE_SIZE,
@@ -54,6 +57,7 @@ export function conversionQuery(search: ConversionSearch) {
     ...(search.to ? { dateTo: search.to } : {}),
     ...(search.type ? { type: search.type } : {}),
     ...(search.clickId ? { clickId: search.clickId } : {}),
+    ...(zone ? { timeZone: zone } : {}),
   };
 }
 

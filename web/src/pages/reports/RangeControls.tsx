@@ -1,33 +1,38 @@
 import { type FormEvent, type ReactNode, useEffect, useState } from "react";
 import { Field } from "../../components/Field";
-import { joinBound, PRESETS, type RangeChoice, type ReportState, splitBound, windowQuery } from "./report-state";
+import { PRESET_LABELS } from "../../periods";
+import {
+  joinBound,
+  PRESETS,
+  type RangeChoice,
+  type ReportClock,
+  type ReportState,
+  splitBound,
+  wallBound,
+  windowQuery,
+} from "./report-state";
 
-const RANGE_LABELS: Record<RangeChoice, string> = {
-  today: "Today",
-  yesterday: "Yesterday",
-  "7d": "Last 7 days",
-  "30d": "Last 30 days",
-  "90d": "Last 90 days",
-  custom: "Custom",
-};
+const RANGE_LABELS: Record<RangeChoice, string> = { ...PRESET_LABELS, custom: "Custom" };
 
 interface RangeControlsProps {
   state: ReportState;
-  now: number;
+  /** Now, and the zone whose days the presets and the custom times are. */
+  at: ReportClock;
   onChange: (state: ReportState) => void;
   /** The API's messages for the window's ends. */
   errors: { from: string | undefined; to: string | undefined };
-  /** Shown beside the period (the currency picker). */
+  /** Shown beside the period (the time zone and currency pickers). */
   children?: ReactNode;
 }
 
 /**
- * The report's window: a preset (whole UTC days up to today), or a custom range of dates with
- * optional UTC times, both ends included, which the API counts to the instant.
+ * The report's window: a preset (whole days of the report's zone, up to today there), or a custom
+ * range of dates with optional times on that zone's clock, both ends included, which the API
+ * counts to the instant.
  */
-export function RangeControls({ state, now, onChange, errors, children }: RangeControlsProps) {
-  const from = splitBound(state.from);
-  const to = splitBound(state.to);
+export function RangeControls({ state, at, onChange, errors, children }: RangeControlsProps) {
+  const from = splitBound(state.from, at.zone);
+  const to = splitBound(state.to, at.zone);
   const [fromDay, setFromDay] = useState(from.day);
   const [fromTime, setFromTime] = useState(from.time);
   const [toDay, setToDay] = useState(to.day);
@@ -43,7 +48,7 @@ export function RangeControls({ state, now, onChange, errors, children }: RangeC
     const { from: _from, to: _to, ...rest } = state;
     if (range !== "custom") return onChange({ ...rest, range, offset: 0 });
     // A custom range starts from the window shown, so a person adjusts it rather than types it all.
-    const shown = windowQuery(state, now);
+    const shown = windowQuery(state, at);
     onChange({
       ...rest,
       range,
@@ -71,7 +76,9 @@ export function RangeControls({ state, now, onChange, errors, children }: RangeC
     <div className="report-range">
       <Field
         label="Period"
-        hint={state.range === "custom" ? "UTC; both ends included." : "Whole UTC days, today included."}
+        hint={
+          state.range === "custom" ? `Days and times in ${at.zone}; both ends included.` : `Whole days in ${at.zone}.`
+        }
       >
         {(props) => (
           <select {...props} value={state.range} onChange={(e) => choose(e.target.value as RangeChoice)}>
@@ -89,7 +96,7 @@ export function RangeControls({ state, now, onChange, errors, children }: RangeC
           <Field label="From" error={errors.from}>
             {(props) => <input {...props} type="date" value={fromDay} onChange={(e) => setFromDay(e.target.value)} />}
           </Field>
-          <Field label="From time (UTC)" hint="Empty: from 00:00.">
+          <Field label="From time" hint="Empty: from 00:00.">
             {(props) => (
               <input
                 {...props}
@@ -103,7 +110,7 @@ export function RangeControls({ state, now, onChange, errors, children }: RangeC
           <Field label="To" error={errors.to}>
             {(props) => <input {...props} type="date" value={toDay} onChange={(e) => setToDay(e.target.value)} />}
           </Field>
-          <Field label="To time (UTC)" hint="Empty: to 23:59:59.">
+          <Field label="To time" hint="Empty: to 23:59:59.">
             {(props) => (
               <input
                 {...props}
@@ -123,11 +130,14 @@ export function RangeControls({ state, now, onChange, errors, children }: RangeC
   );
 }
 
-/** The window in words, as the API reads it. */
-export function describeWindow(state: ReportState, now: number): string {
-  const { conversionDateFrom: from, conversionDateTo: to } = windowQuery(state, now);
-  const start = from ?? "29 days before the end";
-  const end = to ?? "the end of today";
-  const shown = (bound: string) => bound.replace("T", " ").replace(/:00Z$|Z$/, "");
-  return start === end ? `${shown(start)} (UTC)` : `${shown(start)} to ${shown(end)} (UTC, both included)`;
+/** The window in words, as the API reads it: days and times on the report's zone's clock. */
+export function describeWindow(state: ReportState, at: ReportClock): string {
+  const { conversionDateFrom: from, conversionDateTo: to } = windowQuery(state, at);
+  const shown = (bound: string) =>
+    wallBound(bound, at.zone)
+      .replace("T", " ")
+      .replace(/(\d{2}:\d{2}):00$/, "$1");
+  const start = from === undefined ? "29 days before the end" : shown(from);
+  const end = to === undefined ? "the end of today" : shown(to);
+  return start === end ? `${start} (${at.zone})` : `${start} to ${end} (${at.zone}, both included)`;
 }

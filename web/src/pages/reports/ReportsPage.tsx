@@ -1,17 +1,19 @@
 import { keepPreviousData, useQuery } from "@tanstack/react-query";
 import { useNavigate } from "@tanstack/react-router";
 import { lazy, Suspense, useMemo } from "react";
+import { useReportZone } from "../../account-time-zone";
 import { ApiFailure } from "../../api/client";
 import { CopyButton } from "../../components/CopyButton";
 import { CurrencyPicker, UnconvertedNotice } from "../../components/Currency";
 import { Field, FormError, fieldError, formError } from "../../components/Field";
 import { Pager } from "../../components/Pager";
 import { Empty, ErrorState, Loading } from "../../components/states";
-import { currencyName } from "../../format";
+import { TimeZonePicker } from "../../components/TimeZonePicker";
+import { currencyName, formatInteger } from "../../format";
 import { ColumnControls } from "./ColumnControls";
 import { FilterControls } from "./FilterControls";
 import { fetchReport } from "./fetch-report";
-import { FIELD_LABELS, formatStat, isAmount, STAT_LABELS } from "./labels";
+import { FIELD_LABELS, formatHour, formatStat, isAmount, STAT_LABELS } from "./labels";
 import { describeWindow, RangeControls } from "./RangeControls";
 import { ReportTable } from "./ReportTable";
 import { reportCsv, saveFile } from "./report-csv";
@@ -46,8 +48,12 @@ const CONTROLLED = [
   "limit",
   "offset",
   "currency",
+  "timeZone",
   ...FILTERS,
 ] as const;
+
+/** An hour as the chart's axis has room for: "2026-11-01 10:00 (+01:00)" is "11-01 10:00". */
+const shortHour = (label: string) => label.slice(5, 16);
 
 /** The API's validation message for one parameter, from whichever of the page's requests was refused. */
 const messageFor = (errors: unknown[], name: string) => errors.map((e) => fieldError(e, name)).find(Boolean);
@@ -62,29 +68,36 @@ export function ReportsPage() {
     const { currency: _currency, ...rest } = state;
     return currency ? { ...rest, currency } : rest;
   };
+  const withZone = (timeZone: string | undefined): ReportState => {
+    const { timeZone: _zone, ...rest } = state;
+    return { ...(timeZone ? { ...rest, timeZone } : rest), offset: 0 };
+  };
 
-  // Presets are whole UTC days up to today: the day is read once per render, as the queries' key.
-  const now = Date.now();
+  // The zone chosen, else the account's: the queries wait until it is known.
+  const { zone, accountZone, ready: zoneKnown } = useReportZone(state.timeZone);
+  // Presets are whole days of that zone up to today there: the day is read once per render, as the queries' key.
+  const at = { now: Date.now(), zone };
   const stats = shownStats(state);
   const fields = state.fields;
   const table = useQuery({
-    queryKey: ["performance", "rows", rowsQuery(state, now)],
-    queryFn: () => fetchReport(rowsQuery(state, now)),
+    queryKey: ["performance", "rows", rowsQuery(state, at)],
+    queryFn: () => fetchReport(rowsQuery(state, at)),
+    enabled: zoneKnown,
     placeholderData: keepPreviousData,
   });
   const totals = useQuery({
-    queryKey: ["performance", "totals", totalsQuery(state, now)],
-    queryFn: () => fetchReport(totalsQuery(state, now)),
+    queryKey: ["performance", "totals", totalsQuery(state, at)],
+    queryFn: () => fetchReport(totalsQuery(state, at)),
     // Without breakdowns the table's one row is the total already.
-    enabled: fields.length > 0,
+    enabled: zoneKnown && fields.length > 0,
     placeholderData: keepPreviousData,
   });
   const time = timeField(state);
   const chartStat = state.chart ?? stats[0] ?? "clicks";
   const chart = useQuery({
-    queryKey: ["performance", "chart", time && chartQuery(state, now, time, chartStat)],
-    queryFn: () => fetchReport(chartQuery(state, now, time ?? "date", chartStat)),
-    enabled: time !== undefined,
+    queryKey: ["performance", "chart", time && chartQuery(state, at, time, chartStat)],
+    queryFn: () => fetchReport(chartQuery(state, at, time ?? "date", chartStat)),
+    enabled: zoneKnown && time !== undefined,
   });
 
   const errors = [table.error, totals.error, chart.error].filter(Boolean);
@@ -96,11 +109,12 @@ export function ReportsPage() {
   const total = fields.length > 0 ? totals.data?.rows[0] : undefined;
   // What the amounts are in (the answer says), and what it left out: near the totals.
   const currency = table.data?.meta.currency;
+  const shownZone = table.data?.meta.timeZone;
   const totalsMeta = fields.length > 0 ? totals.data?.meta : table.data?.meta;
   const ready = !table.isFetching && !table.isError && (fields.length === 0 || (!totals.isFetching && !totals.isError));
 
   function download() {
-    const { conversionDateFrom, conversionDateTo } = windowQuery(state, now);
+    const { conversionDateFrom, conversionDateTo } = windowQuery(state, at);
     const span = [conversionDateFrom, conversionDateTo].filter(Boolean).join("_to_").replace(/:/g, "");
     const name = `performance-report${span ? `-${span}` : ""}${currency ? `-${currency}` : ""}.csv`;
     saveFile(name, reportCsv(fields, stats, rows, total), "text/csv");
@@ -136,10 +150,16 @@ export function ReportsPage() {
         <h2 id="builder-title">Report</h2>
         <RangeControls
           state={state}
-          now={now}
+          at={at}
           onChange={go}
           errors={{ from: errorOf("conversionDateFrom"), to: errorOf("conversionDateTo") }}
         >
+          <TimeZonePicker
+            value={state.timeZone}
+            accountZone={accountZone}
+            onChange={(next) => go(withZone(next))}
+            error={errorOf("timeZone")}
+          />
           <CurrencyPicker
             value={state.currency}
             shown={currency}
@@ -154,7 +174,13 @@ export function ReportsPage() {
       </section>
 
       <p className="report-window">
-        <strong>Window:</strong> {describeWindow(state, now)}
+        <strong>Window:</strong> {describeWindow(state, at)}
+        {shownZone && (
+          <>
+            <br />
+            <strong>Time zone:</strong> {shownZone} (days, weeks, months and hours are local there).
+          </>
+        )}
         {currency && (
           <>
             <br />
@@ -199,13 +225,21 @@ export function ReportsPage() {
             <Suspense fallback={<Loading label="Loading the chart…" />}>
               <ReportChart
                 points={chart.data.rows.map((row) => ({
-                  period: String(row[time]),
+                  // An hour with its offset: on the night clocks go back, 01:00 comes twice.
+                  period: time === "hour" ? formatHour(String(row[time])) : String(row[time]),
                   value: Number(row[chartStat] ?? 0),
                 }))}
                 statLabel={STAT_LABELS[chartStat]}
                 periodLabel={FIELD_LABELS[time].toLowerCase().replace(" (monday)", "")}
                 format={(value) => formatStat(chartStat, value, chart.data.meta.currency)}
+                {...(time === "hour" ? { axisLabel: shortHour } : {})}
               />
+              {chart.data.pagination.total > chart.data.rows.length && (
+                <p className="muted small">
+                  The chart draws the first {formatInteger(chart.data.rows.length)} of{" "}
+                  {formatInteger(chart.data.pagination.total)} bars: a shorter window shows them all.
+                </p>
+              )}
             </Suspense>
           )}
         </section>

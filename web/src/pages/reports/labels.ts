@@ -5,6 +5,7 @@ export const FIELD_LABELS: Record<FieldName, string> = {
   date: "Day",
   week: "Week (Monday)",
   month: "Month",
+  hour: "Hour",
   brand: "Brand",
   program: "Program",
   account: "Account",
@@ -59,8 +60,22 @@ export function formatStat(stat: StatName, value: unknown, currency: string): st
   return AMOUNTS.has(stat) ? formatMoney(n, currency, { precise: true }) : formatInteger(n);
 }
 
+/** An hour as the API gives it (`2026-11-01T10:00+01:00`): the local hour, its offset kept apart. */
+const HOUR = /^(\d{4}-\d{2}-\d{2})T(\d{2}:\d{2})(?::\d{2})?(Z|[+-]\d{2}:\d{2})$/;
+
+/**
+ * An hour row's value as read: "2026-11-01 10:00 (+01:00)". The offset stays: on the night clocks
+ * go back, 01:00 comes twice and only the offset tells the two apart.
+ */
+export function formatHour(value: string): string {
+  const match = HOUR.exec(value);
+  if (!match) return value;
+  return `${match[1]} ${match[2]} (${match[3] === "Z" ? "+00:00" : match[3]})`;
+}
+
 /** A breakdown's value as read: the name the API gives, or what a missing one means there. */
 export function formatField(field: FieldName, value: unknown): string {
+  if (field === "hour" && typeof value === "string") return formatHour(value);
   if (value !== null && value !== undefined && value !== "") return String(value);
   if (field === "conversionType") return "None (clicks)";
   if (field === "country") return "Unknown";

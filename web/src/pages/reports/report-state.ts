@@ -1,15 +1,17 @@
 /**
  * The performance report's state as the page's address holds it: read (and checked) from the
  * search params, written back canonically, and turned into the API's query. It imports only
- * search-params (which imports nothing), so the logic tests can load it as it is.
+ * search-params and periods (plain functions over Intl), so the logic tests can load it as it is.
  */
-import { currencyParam } from "../../search-params.js";
+import { PERIOD_PRESETS, type PeriodPreset, presetRange, wallTime } from "../../periods.js";
+import { currencyParam, timeZoneParam } from "../../search-params.js";
 
 /** The report's breakdowns, as its `fields` parameter names them (docs/reports-and-mcp.md). */
 export const FIELDS = [
   "date",
   "week",
   "month",
+  "hour",
   "brand",
   "program",
   "account",
@@ -42,16 +44,15 @@ export type StatName = (typeof STATS)[number];
 const STAT_ALIASES: Record<string, StatName> = { ftd: "firstTimeDeposit" };
 
 /** The breakdowns over time: choosing one draws the chart. */
-export const TIME_FIELDS: readonly FieldName[] = ["date", "week", "month"];
+export const TIME_FIELDS: readonly FieldName[] = ["date", "week", "month", "hour"];
 
 /** The report's filters: one id each. */
 export const FILTERS = ["brandId", "programId", "accountId", "linkId", "trafficSourceId", "trackerId"] as const;
 export type FilterName = (typeof FILTERS)[number];
 
-export const PRESETS = ["today", "yesterday", "7d", "30d", "90d"] as const;
-export type Preset = (typeof PRESETS)[number];
-export type RangeChoice = Preset | "custom";
-/** The API's own default window: the last 30 UTC days. */
+export const PRESETS = PERIOD_PRESETS;
+export type RangeChoice = PeriodPreset | "custom";
+/** The API's own default window: the last 30 days of the report's zone. */
 export const DEFAULT_RANGE: RangeChoice = "30d";
 
 export const DEFAULT_LIMIT = 100;
@@ -68,7 +69,10 @@ export interface ReportState {
   /** Empty: the API's default, every stat. */
   stats: StatName[];
   range: RangeChoice;
-  /** Custom ranges only: a date (YYYY-MM-DD) or a UTC date-time, both ends inclusive. */
+  /**
+   * Custom ranges only, both ends inclusive: a date (YYYY-MM-DD, a whole day in the report's zone),
+   * a wall time in that zone (YYYY-MM-DDTHH:MM) or an instant (a UTC date-time, from a link).
+   */
   from?: string;
   to?: string;
   filters: Partial<Record<FilterName, number>>;
@@ -80,6 +84,8 @@ export interface ReportState {
   chart?: StatName;
   /** The currency amounts are shown in (ISO 4217); absent: the tenant's reporting currency. */
   currency?: string;
+  /** The zone days and hours are read in (IANA); absent: the account's `timeZone` setting. */
+  timeZone?: string;
 }
 
 /** The search params this page reads. */
@@ -95,6 +101,7 @@ const SEARCH_KEYS = [
   "limit",
   "chart",
   "currency",
+  "tz",
 ] as const;
 
 /**
@@ -132,6 +139,8 @@ function statNamed(name: string): StatName | undefined {
 }
 
 const DATE = /^\d{4}-\d{2}-\d{2}$/;
+// A wall time: no offset, so the API reads it in the report's zone.
+const WALL = /^(\d{4}-\d{2}-\d{2})T([01]\d|2[0-3]):[0-5]\d(:[0-5]\d(\.\d{1,6})?)?$/;
 const DATE_TIME = /^(\d{4}-\d{2}-\d{2})T\d{2}:\d{2}(:\d{2}(\.\d{1,6})?)?(Z|[+-]\d{2}:?\d{2})$/;
 // A `+` offset that reached us unencoded was decoded as a space, as the API also reads it.
 const DECODED_PLUS = /^(\d{4}-\d{2}-\d{2}T\d{2}:\d{2}(?::\d{2}(?:\.\d{1,6})?)?) (\d{2}:?\d{2})$/;
@@ -142,12 +151,15 @@ function isRealDay(ymd: string): boolean {
 }
 
 /**
- * A date bound as the API takes it: a day as it is, a date-time as the same instant in UTC
- * (`2026-11-01T08:00:00Z`, milliseconds only when there are some); undefined when it is neither.
+ * A date bound as the API takes it: a day or a wall time (no offset) as it is, a date-time with
+ * an offset as the same instant in UTC (`2026-11-01T08:00:00Z`, milliseconds only when there are
+ * some); undefined when it is none of these.
  */
 export function readBound(value: string): string | undefined {
   const text = value.trim().replace(DECODED_PLUS, "$1+$2");
   if (DATE.test(text)) return isRealDay(text) && text >= "0001-01-01" ? text : undefined;
+  const wall = WALL.exec(text);
+  if (wall?.[1]) return isRealDay(wall[1]) && text >= "0001-01-01" ? text : undefined;
   const match = DATE_TIME.exec(text);
   if (!match?.[1] || !isRealDay(match[1])) return undefined;
   const ms = Date.parse(text);
@@ -157,17 +169,28 @@ export function readBound(value: string): string | undefined {
   return iso.endsWith(".000Z") ? `${iso.slice(0, 19)}Z` : iso;
 }
 
-/** A bound's day and UTC time (HH:MM, or "" for a whole day), for the date and time inputs. */
-export function splitBound(bound: string | undefined): { day: string; time: string } {
-  if (!bound) return { day: "", time: "" };
-  if (DATE.test(bound)) return { day: bound, time: "" };
-  return { day: bound.slice(0, 10), time: bound.slice(11, 16) };
+/** Whether a bound is an instant (it ends in Z) rather than a day or a wall time in the zone. */
+const isInstant = (bound: string) => bound.endsWith("Z");
+
+/**
+ * A bound as the wall clock of `zone` reads it (`YYYY-MM-DDTHH:MM:SS`, or the day alone): an
+ * instant from a link shows where that zone's clock was.
+ */
+export function wallBound(bound: string, zone: string): string {
+  return isInstant(bound) ? wallTime(Date.parse(bound), zone) : bound;
 }
 
-/** A day and an optional UTC time (HH:MM) as a bound; undefined without a day. */
+/** A bound's day and time in `zone` (HH:MM, or "" for a whole day), for the date and time inputs. */
+export function splitBound(bound: string | undefined, zone: string): { day: string; time: string } {
+  if (!bound) return { day: "", time: "" };
+  const wall = wallBound(bound, zone);
+  return { day: wall.slice(0, 10), time: wall.slice(11, 16) };
+}
+
+/** A day and an optional time (HH:MM) as a bound, wall time in the report's zone; undefined without a day. */
 export function joinBound(day: string, time: string): string | undefined {
   if (!day) return undefined;
-  return time ? readBound(`${day}T${time}:00Z`) : readBound(day);
+  return readBound(time ? `${day}T${time}` : day);
 }
 
 const text = (value: unknown): string | undefined =>
@@ -297,6 +320,12 @@ export function readSearch(raw: Record<string, unknown>): { state: ReportState; 
     else
       drop("currency", raw.currency, "is not a currency code (three letters, ISO 4217): the reporting currency shown.");
   }
+
+  if (raw.tz !== undefined) {
+    const zone = timeZoneParam(raw.tz);
+    if (zone) state.timeZone = zone;
+    else drop("tz", raw.tz, "is not a time zone name (such as Europe/Berlin): the account's time zone shown.");
+  }
   return { state, notes };
 }
 
@@ -319,6 +348,7 @@ export function writeSearch(state: ReportState): ReportSearch {
   if (state.limit !== DEFAULT_LIMIT) search.limit = state.limit;
   if (state.chart !== undefined) search.chart = state.chart;
   if (state.currency !== undefined) search.currency = state.currency;
+  if (state.timeZone !== undefined) search.tz = state.timeZone;
   return search;
 }
 
@@ -352,33 +382,22 @@ export function withColumns(state: ReportState, fields: FieldName[], stats: Stat
   return next;
 }
 
-const DAY_MS = 86_400_000;
-const dayOf = (ms: number) => new Date(ms).toISOString().slice(0, 10);
-
-/** The window a preset stands for, in whole UTC days ending today (or yesterday). */
-export function presetWindow(preset: Preset, now: number): { from: string; to: string } {
-  const today = Date.parse(`${dayOf(now)}T00:00:00Z`);
-  switch (preset) {
-    case "today":
-      return { from: dayOf(today), to: dayOf(today) };
-    case "yesterday":
-      return { from: dayOf(today - DAY_MS), to: dayOf(today - DAY_MS) };
-    case "7d":
-      return { from: dayOf(today - 6 * DAY_MS), to: dayOf(today) };
-    case "30d":
-      return { from: dayOf(today - 29 * DAY_MS), to: dayOf(today) };
-    case "90d":
-      return { from: dayOf(today - 89 * DAY_MS), to: dayOf(today) };
-  }
+/**
+ * When a report is asked: the instant presets count back from, and the zone whose days they are
+ * (the one chosen, else the account's). A preset is local days of that zone, sent as dates.
+ */
+export interface ReportClock {
+  now: number;
+  zone: string;
 }
 
 /** The API's window parameters; a custom end left empty is the API's default. */
 export function windowQuery(
   state: ReportState,
-  now: number,
+  at: ReportClock,
 ): { conversionDateFrom?: string; conversionDateTo?: string } {
   if (state.range !== "custom") {
-    const { from, to } = presetWindow(state.range, now);
+    const { from, to } = presetRange(state.range, at.zone, at.now);
     return { conversionDateFrom: from, conversionDateTo: to };
   }
   return {
@@ -402,10 +421,12 @@ export interface PerformanceQuery {
   offset?: number;
   limit?: number;
   currency?: string;
+  timeZone?: string;
 }
 
-function common(state: ReportState, now: number): PerformanceQuery {
-  const query: PerformanceQuery = { ...windowQuery(state, now) };
+function common(state: ReportState, at: ReportClock): PerformanceQuery {
+  // Always named, so the days the request means never depend on a setting read elsewhere.
+  const query: PerformanceQuery = { ...windowQuery(state, at), timeZone: at.zone };
   if (state.stats.length > 0) query.stats = state.stats.join(",");
   if (state.currency !== undefined) query.currency = state.currency;
   for (const name of FILTERS) {
@@ -416,8 +437,8 @@ function common(state: ReportState, now: number): PerformanceQuery {
 }
 
 /** The table's rows: the breakdowns, sorted and paged by the API. */
-export function rowsQuery(state: ReportState, now: number): PerformanceQuery {
-  const query = common(state, now);
+export function rowsQuery(state: ReportState, at: ReportClock): PerformanceQuery {
+  const query = common(state, at);
   if (state.fields.length > 0) query.fields = state.fields.join(",");
   if (state.sort) query.sortBy = writeSortBy(state.sort);
   query.offset = state.offset;
@@ -426,12 +447,12 @@ export function rowsQuery(state: ReportState, now: number): PerformanceQuery {
 }
 
 /** The totals row: the same request without breakdowns, which the API answers as one row. */
-export const totalsQuery = (state: ReportState, now: number): PerformanceQuery => common(state, now);
+export const totalsQuery = (state: ReportState, at: ReportClock): PerformanceQuery => common(state, at);
 
 /** The chart's points: the chosen stat for each period of the time breakdown, in time order. */
-export function chartQuery(state: ReportState, now: number, field: FieldName, stat: StatName): PerformanceQuery {
+export function chartQuery(state: ReportState, at: ReportClock, field: FieldName, stat: StatName): PerformanceQuery {
   return {
-    ...common(state, now),
+    ...common(state, at),
     fields: field,
     stats: stat,
     sortBy: field,

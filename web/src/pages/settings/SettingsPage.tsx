@@ -8,6 +8,7 @@ import { ExchangeRates } from "./ExchangeRates";
 import { MePanel } from "./MePanel";
 import { PostbackKey } from "./PostbackKey";
 import { settingsQuery } from "./queries";
+import { TimeZoneForm } from "./TimeZoneForm";
 import "./settings.css";
 import { Fact } from "../../components/Facts";
 
@@ -59,6 +60,7 @@ export function SettingsPage() {
               <div className="settings-forms">
                 <CurrencyForm setting="defaultCurrency" settings={settings.data} />
                 <CurrencyForm setting="reportingCurrency" settings={settings.data} />
+                <TimeZoneForm settings={settings.data} />
                 <PostbackKey template={settings.data.postbackUrlTemplate} canRotate={admin} />
               </div>
             </>

@@ -5,8 +5,9 @@ import { DataTable } from "../../components/DataTable";
 import { Empty, ErrorState, Loading } from "../../components/states";
 import { formatInteger } from "../../format";
 import type { Bar } from "./BarsChart";
+import { bucketLabel } from "./buckets";
 import { usageRoute } from "./routes";
-import { bucketLabel, fetchTimeseries, type UsageBucket, type UsageStats } from "./usageApi";
+import { fetchTimeseries, type UsageBucket, type UsageStats } from "./usageApi";
 
 // ECharts is the largest dependency: it loads beside the figures, not before them.
 const BarsChart = lazy(() => import("./BarsChart"));
@@ -29,6 +30,9 @@ export function CallsOverTime() {
   const buckets = series.data?.buckets ?? [];
   const total = buckets.reduce((sum, b) => sum + b.calls, 0);
   const unit = interval === "hour" ? "hour" : "day";
+  // Days are the account's (the answer names its zone); the labels read that zone's clock.
+  const zone = series.data?.timeZone ?? "UTC";
+  const label = (b: UsageBucket | undefined) => (b ? bucketLabel(b.start, interval, zone) : "");
 
   return (
     <section className="panel" aria-labelledby="over-time-title">
@@ -65,23 +69,23 @@ export function CallsOverTime() {
         <>
           <Suspense fallback={<Loading label="Loading the chart…" />}>
             <BarsChart
-              bars={buckets.map((b) => ({ label: bucketLabel(b.start, interval), value: b.calls }))}
+              bars={buckets.map((b) => ({ label: label(b), value: b.calls }))}
               seriesName="Calls"
               color={CALLS_COLOR}
-              description={`Chart of calls by ${unit} (UTC) from ${bucketLabel(buckets[0]?.start ?? "", interval)} to ${bucketLabel(buckets.at(-1)?.start ?? "", interval)}: ${formatInteger(total)} calls in all.`}
+              description={`Chart of calls by ${unit} (${zone}) from ${label(buckets[0])} to ${label(buckets.at(-1))}: ${formatInteger(total)} calls in all.`}
             />
           </Suspense>
           <details className="usage-figures">
             <summary>The figures by {unit}</summary>
             <DataTable<UsageBucket>
-              caption={`Calls by ${unit}, UTC`}
+              caption={`Calls by ${unit}, ${zone}`}
               rows={buckets.filter((b) => b.calls > 0)}
               rowKey={(b) => b.start}
               columns={[
                 {
                   key: "start",
-                  label: unit === "hour" ? "Hour (UTC)" : "Day (UTC)",
-                  cell: (b) => bucketLabel(b.start, interval),
+                  label: unit === "hour" ? `Hour (${zone})` : `Day (${zone})`,
+                  cell: (b) => label(b),
                 },
                 {
                   key: "calls",

@@ -19,8 +19,3 @@ export async function fetchBreakdown(groupBy: "endpoint" | "apiKey", key: string
 export type UsageStats = Awaited<ReturnType<typeof fetchStats>>;
 export type UsageRow = Awaited<ReturnType<typeof fetchBreakdown>>[number];
 export type UsageBucket = Awaited<ReturnType<typeof fetchTimeseries>>["buckets"][number];
-
-/** A bucket's start as its axis label: the day, or the day and the hour (UTC). */
-export function bucketLabel(start: string, interval: "hour" | "day"): string {
-  return interval === "day" ? start.slice(0, 10) : `${start.slice(5, 10)} ${start.slice(11, 16)}`;
-}
