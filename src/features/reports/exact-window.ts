@@ -127,7 +127,8 @@ function measure(kind: "clicks" | "conversions", column: (typeof REPORT_MEASURES
 /**
  * Like addWindow, for a window of instants (`window`, both ends inclusive): the whole UTC days
  * inside it read from `source` as addWindow reads them, the partial days at its edges from the raw
- * events (clicks by click time, conversions by conversion time), one row per event in the
+ * events (with `local`, every kept day from the raw events, each row carrying its local day and
+ * hour: see splitLocal) (clicks by click time, conversions by conversion time), one row per event in the
  * rollup's shape, so each event inside the window counts once and none outside it does. A unique
  * click is the click flagged unique when written (the first of its visitor that UTC day), as the
  * rollups count it. A window of whole UTC days reads exactly what addWindow does.
