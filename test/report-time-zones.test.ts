@@ -88,6 +88,17 @@ describe("the account's time zone", () => {
     expect(body.data).toEqual([{ date: "2026-11-01", deposits: 6, depositAmount: 16 + 32 + 64 + 128 + 256 + 512 }]);
     const back = await patchSettings({ timeZone: "UTC" });
     expect(back.json().data.timeZone).toBe("UTC");
+    // Each change is in the audit log, with the zone set.
+    const audit = await t.call({
+      method: "GET",
+      url: "/api/v1/audit-log?limit=100",
+      headers: { authorization: who.apiKey },
+    });
+    expect(audit.statusCode, audit.body).toBe(200);
+    const zones = (audit.json().data as { action: string; details: { timeZone?: string } }[])
+      .filter((item) => item.action === "tenant.time_zone_set")
+      .map((item) => item.details.timeZone);
+    expect(zones.sort()).toEqual(["America/New_York", "UTC"]);
   });
 });
 
