@@ -1,7 +1,7 @@
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { createTenant } from "../src/features/tenants/index.js";
 import type { ValidConversion } from "../src/features/tracking/conversion-input.js";
-import type { ConversionHook } from "../src/features/tracking/conversion-service.js";
+import { type ConversionHook, NO_HOOKS } from "../src/features/tracking/conversion-service.js";
 import { ConversionWriter } from "../src/features/tracking/conversion-writer.js";
 import { openTestDb, type TestDb } from "./helpers/db.js";
 
@@ -21,6 +21,7 @@ function item(externalId: string): ValidConversion {
     currency: "EUR",
     externalId,
     occurredAt: new Date(),
+    status: null,
   };
 }
 
@@ -44,7 +45,7 @@ describe("conversion writer", () => {
   afterAll(async () => testDb?.dispose());
 
   it("writes concurrent requests of a tenant in few transactions, each answered with its own items", async () => {
-    const writer = new ConversionWriter(testDb.db, [], clock);
+    const writer = new ConversionWriter(testDb.db, NO_HOOKS, clock);
     const answers = await Promise.all(
       Array.from({ length: 40 }, (_, i) => writer.record(tenantId, [item(`g-${i}`), item(`g-${i}`)])),
     );
@@ -64,7 +65,7 @@ describe("conversion writer", () => {
   });
 
   it("answers a repeat of an earlier request's externalId in a shared transaction as its duplicate", async () => {
-    const writer = new ConversionWriter(testDb.db, [], clock);
+    const writer = new ConversionWriter(testDb.db, NO_HOOKS, clock);
     const [first, second, third] = await Promise.all([
       writer.record(tenantId, [item("d-0")]),
       writer.record(tenantId, [item("d-1")]),
@@ -77,7 +78,7 @@ describe("conversion writer", () => {
   });
 
   it("fails only the request whose transaction fails, not those it shared it with", async () => {
-    const writer = new ConversionWriter(testDb.db, [failOnBoom], clock);
+    const writer = new ConversionWriter(testDb.db, { conversions: [failOnBoom], statusChanges: [] }, clock);
     const results = await Promise.allSettled([
       writer.record(tenantId, [item("f-0")]),
       writer.record(tenantId, [item("f-1")]),
@@ -94,7 +95,7 @@ describe("conversion writer", () => {
 
   it("writes different tenants side by side, each in its own transactions", async () => {
     const other = (await createTenant(testDb.db, { name: "Writer 2" }, SYSTEM, new Date())).id;
-    const writer = new ConversionWriter(testDb.db, [], clock);
+    const writer = new ConversionWriter(testDb.db, NO_HOOKS, clock);
     const [a, b] = await Promise.all([writer.record(tenantId, [item("t-a")]), writer.record(other, [item("t-a")])]);
     expect(a?.[0]?.duplicate).toBe(false);
     expect(b?.[0]?.duplicate).toBe(false);

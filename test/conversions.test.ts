@@ -98,8 +98,8 @@ describe("POST /api/v1/conversions: one conversion", () => {
     expect(stored.statusCode).toBe(200);
     const { pageViews, ...record } = stored.json().data;
     expect(pageViews).toEqual([]);
-    const { duplicate, ...posted } = data;
-    expect(duplicate).toBe(false);
+    const { duplicate, statusChanged, ...posted } = data;
+    expect([duplicate, statusChanged]).toEqual([false, false]);
     expect(record).toEqual(posted);
   });
 

@@ -54,7 +54,7 @@ const SYSTEM = { type: "system", name: "bench" } as const;
 const GOAL_RATE = 2000;
 const GOAL_P50_MS = 50;
 const WORKER_SCRIPT = fileURLToPath(new URL("./worker-process.ts", import.meta.url));
-const HOOKS: ConversionHook[] = [webhookFanOut];
+const HOOKS = { conversions: [webhookFanOut], statusChanges: [] };
 
 function conversion(n: number): ValidConversion {
   return {
@@ -65,6 +65,7 @@ function conversion(n: number): ValidConversion {
     eventName: "Deposit",
     externalId: `bench-${n}`,
     occurredAt: new Date(),
+    status: null,
   };
 }
 
@@ -162,7 +163,7 @@ async function throughput(
   report.progress(`throughput-${workers}w: recording ${events} conversions (their events wait Paused)`);
   for (let done = 0; done < events; done += 500) {
     const items = Array.from({ length: Math.min(500, events - done) }, (_, i) => conversion(done + i + workers * 1e7));
-    await db.transaction((tx) => recordConversions(tx, tenantId, items, new Date(), HOOKS));
+    await db.transaction((tx) => recordConversions(tx, tenantId, items, new Date(), { hooks: HOOKS }));
     report.progress(`throughput-${workers}w: ${Math.min(events, done + 500)}/${events} events written`);
   }
   const children = await startWorkers(workers, url, schema);
@@ -240,7 +241,7 @@ async function latency(database: Database, url: string, receiver: BenchReceiver,
     const t0 = performance.timeOrigin + performance.now();
     inFlight.push(
       db
-        .transaction((tx) => recordConversions(tx, tenantId, [conversion(2e7 + n)], new Date(), HOOKS))
+        .transaction((tx) => recordConversions(tx, tenantId, [conversion(2e7 + n)], new Date(), { hooks: HOOKS }))
         .then(([recorded]) => {
           if (recorded && n >= warm) {
             const committed = performance.timeOrigin + performance.now();

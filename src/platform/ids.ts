@@ -30,6 +30,7 @@ export type IdPrefix =
   | "mail"
   | "clk"
   | "cnv"
+  | "csc"
   | "pv"
   | "wh"
   | "evt"

@@ -8,6 +8,7 @@ import {
   isConversionType,
   RECORDABLE_TYPES,
 } from "./conversion-types.js";
+import { CONVERSION_STATUSES, type ConversionStatus, isConversionStatus } from "./conversion-status.js";
 import { RAW_EVENT_RETENTION_DAYS } from "./retention.js";
 
 /** What a program or API caller sends; the postback sends every value as a string. */
@@ -19,6 +20,7 @@ export interface ConversionInput {
   eventName?: unknown;
   externalId?: unknown;
   occurredAt?: unknown;
+  status?: unknown;
 }
 
 /**
@@ -34,6 +36,8 @@ export interface ValidConversion {
   eventName: string;
   externalId: string | null;
   occurredAt: Date;
+  /** Null when none was sent: recorded as approved, and a repeat without one changes nothing. */
+  status: ConversionStatus | null;
 }
 
 /** A rule a conversion breaks, with the path of the field at fault (`items[3].currency`). */
@@ -140,6 +144,17 @@ const UNFILLED_MACRO = new RegExp(
   "i",
 );
 
+/** A status in any case (`Approved`, `REVERSED`); null when absent. */
+export function readStatus(raw: unknown, path: string): ConversionStatus | null {
+  const text = optionalText(raw, path, 40);
+  if (text === null) return null;
+  const status = text.toLowerCase();
+  if (!isConversionStatus(status)) {
+    throw new ConversionInputError(path, `'${text}' is not a status; one of ${CONVERSION_STATUSES.join(", ")} (any case)`);
+  }
+  return status;
+}
+
 function readClickId(raw: unknown, path: string): string | null {
   const text = optionalText(raw, path, 100);
   if (text !== null && UNFILLED_MACRO.test(text)) {
@@ -201,5 +216,6 @@ export function readConversion(
     eventName: optionalText(input.eventName, `${prefix}eventName`, 100) ?? type,
     externalId: optionalText(input.externalId, `${prefix}externalId`, 200),
     occurredAt: readTime(input.occurredAt, `${prefix}occurredAt`, now, limits),
+    status: readStatus(input.status, `${prefix}status`),
   };
 }

@@ -13,9 +13,11 @@ import {
   type ConversionTimeLimits,
   conversionTimeLimits,
   readConversion,
+  readStatus,
   type ValidConversion,
 } from "./conversion-input.js";
-import { getConversion, listConversions } from "./conversion-service.js";
+import { conversionHistory, getConversion, listConversions } from "./conversion-service.js";
+import { type ConversionStatus, callerOrigin, parseStatusList } from "./conversion-status.js";
 import { canonicalTypeName } from "./conversion-types.js";
 import { pageViewsFor } from "./page-views.js";
 import {
@@ -26,6 +28,8 @@ import {
   NewConversionsBody,
   RecordedBatch,
   RecordedConversion,
+  StatusChangeBody,
+  StatusHistoryEntry,
 } from "./schemas.js";
 import type { Tracking } from "./tracking.js";
 
@@ -98,8 +102,12 @@ export function conversionRoutes(ctx: ConversionRouteDeps, tracking: Tracking): 
         }
         if (!batch && single.type === undefined) throw ApiError.validation("type", "is required");
         const valid = readConversions(batch ? items : [single], batch, ctx.clock.now(), limits);
-        const recorded = await tracking.recordConversions(tenantId, valid);
-        const answers = recorded.map((r) => ({ ...r.conversion, duplicate: r.duplicate }));
+        const recorded = await tracking.recordConversions(tenantId, valid, callerOrigin(callerOf(request)));
+        const answers = recorded.map((r) => ({
+          ...r.conversion,
+          duplicate: r.duplicate,
+          statusChanged: r.statusChanged,
+        }));
         const created = answers.filter((a) => !a.duplicate).length;
         const status = created > 0 ? 201 : 200;
         if (batch) {
@@ -110,7 +118,9 @@ export function conversionRoutes(ctx: ConversionRouteDeps, tracking: Tracking): 
         }
         const [answer] = answers;
         if (!answer) throw new Error("recording a conversion returned nothing");
-        const note = answer.duplicate
+        const note = answer.statusChanged
+          ? `Duplicate externalId: the first record's status was changed to ${answer.status}`
+          : answer.duplicate
           ? "Duplicate externalId: this is the first record; nothing new was recorded"
           : answer.attributed
             ? "Recorded"
@@ -126,17 +136,19 @@ export function conversionRoutes(ctx: ConversionRouteDeps, tracking: Tracking): 
         schema: {
           tags: ["Conversions"],
           summary: "Conversions, newest first; the date range applies to occurredAt",
+          description: "status: a comma list (any case); every status when absent.",
           querystring: ConversionListQuery,
           response: { 200: PagedEnvelope(ConversionSchema), ...errorResponses },
         },
       },
       async (request) => {
-        const { dateFrom, dateTo, timeZone, ...rest } = request.query;
+        const { dateFrom, dateTo, timeZone, status, ...rest } = request.query;
         const { tenantId } = callerOf(request);
         const zone =
           timeZone === undefined ? await tenantTimeZone(ctx.db, tenantId) : requireTimeZone("timeZone", timeZone);
         const { from, to } = parseDateRange(["dateFrom", "dateTo"], dateFrom, dateTo, zone);
-        const { items, total } = await listConversions(ctx.db, tenantId, { ...rest, from, to });
+        const statuses = parseStatusList("status", status);
+        const { items, total } = await listConversions(ctx.db, tenantId, { ...rest, status: statuses, from, to });
         return paged(items, request.query, total);
       },
     );
@@ -164,5 +176,71 @@ export function conversionRoutes(ctx: ConversionRouteDeps, tracking: Tracking): 
         return ok({ ...conversion, pageViews });
       },
     );
+
+    app.patch(
+      "/conversions/:id",
+      {
+        config: { permission: "conversions.update" },
+        schema: {
+          tags: ["Conversions"],
+          summary: "Change a conversion's status (pending, approved, rejected, reversed), with a reason",
+          description:
+            "Kept in its history; a move into or out of pending/approved changes the reports of the day it " +
+            "occurred. Outgoing webhooks and traffic-source postbacks with statusChanges, the operational " +
+            "webhooks (conversion.status_changed) and Google Ads are told. The same status again changes nothing.",
+          params: ConversionId,
+          body: StatusChangeBody,
+          response: { 200: Envelope(ConversionSchema), ...errorResponses },
+        },
+      },
+      async (request) => {
+        const caller = callerOf(request);
+        const { id } = request.params;
+        const status = readStatusField("status", request.body.status);
+        const reason = request.body.reason?.trim() || null;
+        const result = await tracking.changeStatus(caller.tenantId, id, {
+          status,
+          reason,
+          origin: callerOrigin(caller),
+        });
+        if (!result) throw ApiError.notFound("Conversion", id);
+        return ok(
+          result.conversion,
+          result.changed ? `Status changed to ${status}` : `The status was already ${status}: nothing changed`,
+        );
+      },
+    );
+
+    app.get(
+      "/conversions/:id/history",
+      {
+        config: { permission: "conversions.read" },
+        schema: {
+          tags: ["Conversions"],
+          summary: "Every status of a conversion, oldest first: its recording, then each change with who and why",
+          params: ConversionId,
+          response: { 200: Envelope(Type.Array(StatusHistoryEntry)), ...errorResponses },
+        },
+      },
+      async (request) => {
+        const { tenantId } = callerOf(request);
+        const { id } = request.params;
+        const history = await conversionHistory(ctx.db, tenantId, id);
+        if (!history) throw ApiError.notFound("Conversion", id);
+        return ok(history);
+      },
+    );
   };
+}
+
+/** A status field of a request body: any case; a 400 naming the field for anything else. */
+function readStatusField(field: string, raw: string): ConversionStatus {
+  try {
+    const status = readStatus(raw, field);
+    if (status === null) throw ApiError.validation(field, "is required");
+    return status;
+  } catch (error) {
+    if (error instanceof ConversionInputError) throw ApiError.validation(error.path, error.reason);
+    throw error;
+  }
 }

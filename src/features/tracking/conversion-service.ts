@@ -2,8 +2,19 @@ import { prepared, type Queryable } from "../../platform/db/index.js";
 import { Conditions, selectPage } from "../../platform/db/paging.js";
 import { newId } from "../../platform/ids.js";
 import type { ValidConversion } from "./conversion-input.js";
-import { type AttributionSource, attributionSourceOf, type ConversionType } from "./conversion-types.js";
+import { CONVERSION_COLUMNS, type ConversionRecord, type ConversionRow, toRecord } from "./conversion-record.js";
+import {
+  type ConversionStatus,
+  DEFAULT_STATUS,
+  isCounted,
+  POSTBACK_ORIGIN,
+  type StatusActor,
+  type StatusOrigin,
+  type StatusSource,
+} from "./conversion-status.js";
+import { attributionSourceOf, type ConversionType } from "./conversion-types.js";
 import { RollupBatch } from "./rollups.js";
+import { type RequestedChange, rollupKeyOf, type StatusChangeHook, writeStatusChanges } from "./status-changes.js";
 
 const DEFAULT_CURRENCY = prepared("conversions.default-currency", "select default_currency from tenants where id = $1");
 
@@ -14,57 +25,31 @@ const LOAD_CLICKS = prepared(
        from clicks where tenant_id = $1 and id = any($2::text[])`,
 );
 
-/**
- * A conversion row's columns, named rather than `*`: a prepared statement's result may not change
- * shape, so a column added by a newer node's migration must not reach an older node's statements.
- */
-const COLUMNS = `id, type, event_name, value, currency, click_id, external_id, attributed, attribution_source,
-  account_id, brand_id, program_id, link_id, traffic_source_id, tracker_id, occurred_at, recorded_at`;
-
 const INSERT_CONVERSIONS = prepared(
   "conversions.insert",
   `insert into conversions (id, tenant_id, type, event_name, value, currency, click_id, external_id, attributed,
        attribution_source, account_id, brand_id, program_id, link_id, traffic_source_id, tracker_id, country,
-       occurred_at, recorded_at)
+       occurred_at, recorded_at, status, recorded_via, recorded_by)
      select c.id, $1, c.type, c.event_name, c.value, c.currency, c.click_id, c.external_id, c.attributed,
             c.attribution_source, c.account_id, c.brand_id, c.program_id, c.link_id, c.traffic_source_id,
-            c.tracker_id, c.country, c.occurred_at, $2
+            c.tracker_id, c.country, c.occurred_at, $2, c.status, c.recorded_via, c.recorded_by::jsonb
        from unnest($3::text[], $4::text[], $5::text[], $6::numeric[], $7::text[], $8::text[], $9::text[],
                    $10::boolean[], $11::text[], $12::bigint[], $13::bigint[], $14::bigint[], $15::bigint[],
-                   $16::bigint[], $17::bigint[], $18::text[], $19::timestamptz[])
+                   $16::bigint[], $17::bigint[], $18::text[], $19::timestamptz[], $20::text[], $21::text[], $22::text[])
             with ordinality as c (id, type, event_name, value, currency, click_id, external_id, attributed,
                                   attribution_source, account_id, brand_id, program_id, link_id, traffic_source_id,
-                                  tracker_id, country, occurred_at, n)
+                                  tracker_id, country, occurred_at, status, recorded_via, recorded_by, n)
       order by c.n
      on conflict (tenant_id, external_id) where external_id is not null do nothing
-     returning ${COLUMNS}`,
+     returning ${CONVERSION_COLUMNS}`,
 );
 
+// Locked: a repeat may change the status, and a change reads the status it replaces.
 const FIRST_RECORDS = prepared(
   "conversions.first-records",
-  `select ${COLUMNS} from conversions where tenant_id = $1 and external_id = any($2::text[])`,
+  `select ${CONVERSION_COLUMNS} from conversions where tenant_id = $1 and external_id = any($2::text[])
+    order by id for update`,
 );
-
-export interface ConversionRecord {
-  id: string;
-  type: ConversionType;
-  eventName: string;
-  /** Null when the conversion was recorded without a value. */
-  value: number | null;
-  currency: string | null;
-  clickId: string | null;
-  externalId: string | null;
-  attributed: boolean;
-  attributionSource: AttributionSource;
-  accountId: number | null;
-  brandId: number | null;
-  programId: number | null;
-  linkId: number | null;
-  trafficSourceId: number | null;
-  trackerId: number | null;
-  occurredAt: string;
-  recordedAt: string;
-}
 
 /**
  * Called once per recorded batch with its new (not duplicate) conversions, in recording order,
@@ -92,50 +77,6 @@ interface ClickRow {
   obclid: string | null;
 }
 
-interface ConversionRow {
-  id: string;
-  type: ConversionType;
-  event_name: string;
-  value: string | null;
-  currency: string | null;
-  click_id: string | null;
-  external_id: string | null;
-  attributed: boolean;
-  attribution_source: AttributionSource;
-  account_id: string | null;
-  brand_id: string | null;
-  program_id: string | null;
-  link_id: string | null;
-  traffic_source_id: string | null;
-  tracker_id: string | null;
-  occurred_at: Date;
-  recorded_at: Date;
-}
-
-const idOrNull = (value: string | null): number | null => (value === null ? null : Number(value));
-
-function toRecord(row: ConversionRow): ConversionRecord {
-  return {
-    id: row.id,
-    type: row.type,
-    eventName: row.event_name,
-    value: row.value === null ? null : Number(row.value),
-    currency: row.currency,
-    clickId: row.click_id,
-    externalId: row.external_id,
-    attributed: row.attributed,
-    attributionSource: row.attribution_source,
-    accountId: idOrNull(row.account_id),
-    brandId: idOrNull(row.brand_id),
-    programId: idOrNull(row.program_id),
-    linkId: idOrNull(row.link_id),
-    trafficSourceId: idOrNull(row.traffic_source_id),
-    trackerId: idOrNull(row.tracker_id),
-    occurredAt: new Date(row.occurred_at).toISOString(),
-    recordedAt: new Date(row.recorded_at).toISOString(),
-  };
-}
-
 async function tenantDefaultCurrency(db: Queryable, tenantId: string): Promise<string> {
   const [row] = await db.query<{ default_currency: string }>(DEFAULT_CURRENCY, [tenantId]);
   return row?.default_currency ?? "USD";
@@ -151,13 +92,29 @@ export interface RecordedConversion {
   conversion: ConversionRecord;
   /** True when the externalId was seen before: this is the first record, nothing new was written. */
   duplicate: boolean;
+  /** A duplicate whose status differed: the first record's status was changed to it. */
+  statusChanged: boolean;
 }
+
+/** What runs in a recording's transaction: hooks of new conversions and of status changes. */
+export interface RecordingHooks {
+  conversions: readonly ConversionHook[];
+  statusChanges: readonly StatusChangeHook[];
+}
+
+export const NO_HOOKS: RecordingHooks = { conversions: [], statusChanges: [] };
 
 /** Writes the conversions in one statement; those whose externalId is taken are skipped. */
 function insertConversions(
   tx: Queryable,
   tenantId: string,
-  rows: { id: string; item: ValidConversion; click: ClickRow | null; currency: string | null }[],
+  rows: {
+    id: string;
+    item: ValidConversion;
+    click: ClickRow | null;
+    currency: string | null;
+    origin: StatusOrigin;
+  }[],
   now: Date,
 ): Promise<ConversionRow[]> {
   const col = <T>(pick: (row: (typeof rows)[number]) => T) => rows.map(pick);
@@ -181,6 +138,9 @@ function insertConversions(
     col((r) => r.click?.tracker_id ?? null),
     col((r) => r.click?.country ?? null),
     col((r) => r.item.occurredAt.toISOString()),
+    col((r) => r.item.status ?? DEFAULT_STATUS),
+    col((r) => r.origin.source),
+    col((r) => (r.origin.by.type === "postback" ? null : JSON.stringify(r.origin.by))),
   ]);
 }
 
@@ -198,16 +158,18 @@ async function firstRecords(
 /**
  * Records conversions in the caller's transaction: each is attributed to its click when the
  * tenant has it, idempotent on externalId (an item repeating an earlier one of the same batch
- * is a duplicate of it), added to the daily rollups, and handed to the hooks (outbox rows of
- * outgoing webhooks) in this same transaction. Set-based: one statement per step for the whole
- * batch (clicks, insert, first records of duplicates, rollups, each hook), whatever its size.
+ * is a duplicate of it; a repeat with another status changes the first record's status), added
+ * to the daily rollups when its status is counted, and handed to the hooks (outbox rows of the
+ * outgoing webhooks...) in this same transaction. `origins[i]` says how item i came (postback,
+ * API, dashboard) for its history; a postback when absent. Set-based: one statement per step for the whole batch
+ * (clicks, insert, first records of duplicates, each hook, rollups), whatever its size.
  */
 export async function recordConversions(
   tx: Queryable,
   tenantId: string,
   items: ValidConversion[],
   now: Date,
-  hooks: readonly ConversionHook[] = [],
+  { hooks = NO_HOOKS, origins = [] }: { hooks?: RecordingHooks; origins?: readonly StatusOrigin[] } = {},
 ): Promise<RecordedConversion[]> {
   const clickIds = [...new Set(items.flatMap((item) => (item.clickId === null ? [] : [item.clickId])))];
   const clicks = await loadClicks(tx, tenantId, clickIds);
@@ -217,6 +179,7 @@ export async function recordConversions(
   const defaultCurrency = needsCurrency ? await tenantDefaultCurrency(tx, tenantId) : null;
   // Only the first item of an externalId is offered for insertion; the rest repeat it.
   const offered = new Set<string>();
+  const originOf = (index: number): StatusOrigin => origins[index] ?? POSTBACK_ORIGIN;
   const rows = items.flatMap((item, index) => {
     if (item.externalId !== null) {
       if (offered.has(item.externalId)) return [];
@@ -224,61 +187,151 @@ export async function recordConversions(
     }
     const click = item.clickId === null ? null : (clicks.get(item.clickId) ?? null);
     const currency = item.value !== null && item.currency === null ? defaultCurrency : item.currency;
-    return [{ id: newId("cnv"), index, item, click, currency }];
+    return [{ id: newId("cnv"), index, item, click, currency, origin: originOf(index) }];
   });
-  const inserted = new Map((await insertConversions(tx, tenantId, rows, now)).map((row) => [row.id, row]));
+  const insertedRows = await insertConversions(tx, tenantId, rows, now);
+  const inserted = new Map(insertedRows.map((row) => [row.id, row]));
   // By the item's place in the batch.
-  const fresh = new Map<number, ConversionRecord>();
+  const fresh = new Map<number, ConversionRow>();
   for (const row of rows) {
     const written = inserted.get(row.id);
-    if (written) fresh.set(row.index, toRecord(written));
+    if (written) fresh.set(row.index, written);
   }
   const repeated = items.flatMap((item, index) => (fresh.has(index) ? [] : [item.externalId ?? ""]));
   const firsts = await firstRecords(tx, tenantId, [...new Set(repeated)]);
+  // The first records of this batch, by externalId: a later item of the batch may repeat them.
+  for (const row of fresh.values()) if (row.external_id !== null) firsts.set(row.external_id, row);
 
   const rollups = new RollupBatch();
-  const results: RecordedConversion[] = [];
+  const requested: RequestedChange[] = [];
+  // Per item: its new record, or the first record it repeats and whether it asked for a change.
+  const outcomes: { row: ConversionRow; duplicate: boolean; change: boolean }[] = [];
+  // The status each first record has reached so far in this batch.
+  const reached = new Map<string, ConversionStatus>();
   for (const [index, item] of items.entries()) {
-    const conversion = fresh.get(index);
-    if (conversion === undefined) {
-      const first = firsts.get(item.externalId ?? "");
-      if (!first) throw new Error("conversion conflicted on externalId but the first record is missing");
-      results.push({ conversion: toRecord(first), duplicate: true });
+    const row = fresh.get(index);
+    if (row !== undefined) {
+      reached.set(row.id, row.status);
+      if (isCounted(row.status)) {
+        // A conversion without a value counts in the reports' sums as 0.
+        rollups.add(rollupKeyOf(tenantId, row), { type: row.type, amount: row.value ?? "0" });
+      }
+      outcomes.push({ row, duplicate: false, change: false });
       continue;
     }
-    rollups.add(
-      {
-        tenantId,
-        day: item.occurredAt.toISOString().slice(0, 10),
-        accountId: conversion.accountId ?? 0,
-        linkId: conversion.linkId ?? 0,
-        brandId: conversion.brandId ?? 0,
-        programId: conversion.programId ?? 0,
-        trafficSourceId: conversion.trafficSourceId ?? 0,
-        trackerId: conversion.trackerId ?? 0,
-        country: (item.clickId === null ? null : clicks.get(item.clickId)?.country) ?? "",
-        currency: item.value === null ? "" : (conversion.currency ?? ""),
-      },
-      // A conversion without a value counts in the reports' sums as 0.
-      { type: item.type, amount: item.value ?? "0" },
-    );
-    results.push({ conversion, duplicate: false });
+    const first = firsts.get(item.externalId ?? "");
+    if (!first) throw new Error("conversion conflicted on externalId but the first record is missing");
+    const before = reached.get(first.id) ?? first.status;
+    const change = item.status !== null && item.status !== before;
+    if (change && item.status !== null) {
+      reached.set(first.id, item.status);
+      requested.push({ row: { ...first, status: before }, status: item.status, reason: null, origin: originOf(index) });
+    }
+    outcomes.push({ row: first, duplicate: true, change });
   }
-  const created = results.filter((r) => !r.duplicate).map((r) => r.conversion);
-  if (created.length > 0) for (const hook of hooks) await hook(tx, tenantId, created, now);
+  const created = outcomes.filter((o) => !o.duplicate).map((o) => toRecord(o.row));
+  if (created.length > 0) for (const hook of hooks.conversions) await hook(tx, tenantId, created, now);
+  await writeStatusChanges(tx, tenantId, requested, now, hooks.statusChanges, rollups);
   // Last: a busy link's conversions all update one rollup row, and each holds its lock until the
   // commit. Written after everything else, the lock is held for this statement and the commit
   // only, not across the hooks' round trips, so intake on one link is not bounded by them.
   await rollups.write(tx);
-  return results;
+  return outcomes.map(({ row, duplicate, change }) => ({
+    conversion: { ...toRecord(row), status: reached.get(row.id) ?? row.status },
+    duplicate,
+    statusChanged: change,
+  }));
 }
 
 export async function getConversion(db: Queryable, tenantId: string, id: string): Promise<ConversionRecord | null> {
-  const [row] = await db.query<ConversionRow>("select * from conversions where tenant_id = $1 and id = $2", [
-    tenantId,
-    id,
-  ]);
+  const [row] = await db.query<ConversionRow>(
+    `select ${CONVERSION_COLUMNS} from conversions where tenant_id = $1 and id = $2`,
+    [tenantId, id],
+  );
   return row ? toRecord(row) : null;
+}
+
+/**
+ * Sets one conversion's status in the caller's transaction (PATCH /conversions/{id}): kept in
+ * its history, the rollups and every destination that asked told as for a postback's change.
+ * Null when the tenant has no such conversion; `changed` is false when it had that status.
+ */
+export async function changeConversionStatus(
+  tx: Queryable,
+  tenantId: string,
+  id: string,
+  change: { status: ConversionStatus; reason: string | null; origin: StatusOrigin },
+  now: Date,
+  hooks: readonly StatusChangeHook[],
+): Promise<{ conversion: ConversionRecord; changed: boolean } | null> {
+  const [row] = await tx.query<ConversionRow>(
+    `select ${CONVERSION_COLUMNS} from conversions where tenant_id = $1 and id = $2 for update`,
+    [tenantId, id],
+  );
+  if (!row) return null;
+  const rollups = new RollupBatch();
+  const made = await writeStatusChanges(tx, tenantId, [{ row, ...change }], now, hooks, rollups);
+  await rollups.write(tx);
+  return { conversion: { ...toRecord(row), status: change.status }, changed: made.length > 0 };
+}
+
+/** One entry of a conversion's history: its recording, then each change of its status. */
+export interface StatusHistoryEntry {
+  at: string;
+  status: ConversionStatus;
+  reason: string | null;
+  source: StatusSource;
+  by: StatusActor;
+}
+
+interface HistoryRow {
+  at: Date;
+  status: ConversionStatus;
+  previous_status: ConversionStatus | null;
+  reason: string | null;
+  source: StatusSource | null;
+  by_type: StatusActor["type"] | null;
+  by_id: string | null;
+  by_name: string | null;
+}
+
+/**
+ * A conversion's history, oldest first: the recording (with the status it was recorded with),
+ * then every change. Null when the tenant has no such conversion. A conversion recorded before
+ * statuses existed has no recorded origin: its first entry says postback when it came without an
+ * API caller.
+ */
+export async function conversionHistory(
+  db: Queryable,
+  tenantId: string,
+  id: string,
+): Promise<StatusHistoryEntry[] | null> {
+  const rows = await db.query<HistoryRow>(
+    `select 0 as kind, c.recorded_at as at, c.status, null as previous_status, null as reason,
+            c.recorded_via as source, c.recorded_by ->> 'type' as by_type, c.recorded_by ->> 'id' as by_id,
+            c.recorded_by ->> 'name' as by_name, '' as id
+       from conversions c where c.tenant_id = $1 and c.id = $2
+     union all
+     select 1, h.at, h.status, h.previous_status, h.reason, h.source, h.by_type, h.by_id, h.by_name, h.id
+       from conversion_status_changes h where h.tenant_id = $1 and h.conversion_id = $2
+     order by 1, 2, 10`,
+    [tenantId, id],
+  );
+  const [recorded, ...changes] = rows;
+  if (!recorded) return null;
+  // The recording's status is the one the first change replaced, or the status today.
+  const initial = changes[0]?.previous_status ?? recorded.status;
+  const entry = (row: HistoryRow, status: ConversionStatus): StatusHistoryEntry => ({
+    at: new Date(row.at).toISOString(),
+    status,
+    reason: row.reason,
+    source: row.source ?? "postback",
+    by:
+      row.by_type === null || row.by_type === "postback"
+        ? { type: "postback", id: null, name: null }
+        : { type: row.by_type, id: row.by_id, name: row.by_name },
+  });
+  return [entry(recorded, initial), ...changes.map((row) => entry(row, row.status))];
 }
 
 export interface ConversionFilter {
@@ -286,6 +339,7 @@ export interface ConversionFilter {
   limit: number;
   type?: ConversionType | undefined;
   clickId?: string | undefined;
+  status?: readonly ConversionStatus[] | undefined;
   from?: Date | undefined;
   to?: Date | undefined;
 }
@@ -299,12 +353,13 @@ export async function listConversions(
   const where = new Conditions("c.tenant_id = $1", tenantId)
     .add("c.type = $", filter.type)
     .add("c.click_id = $", filter.clickId)
+    .add("c.status = any($::text[])", filter.status)
     .add("c.occurred_at >= $", filter.from)
     .add("c.occurred_at <= $", filter.to);
   const { rows, total } = await selectPage<ConversionRow>(
     db,
     {
-      select: "c.*",
+      select: CONVERSION_COLUMNS.replaceAll(/(^|,\s*)/g, "$1c."),
       from: "conversions c",
       where: where.sql,
       params: where.params,

@@ -1,6 +1,7 @@
 import type { Db } from "../../platform/db/index.js";
 import type { ValidConversion } from "./conversion-input.js";
-import { type ConversionHook, type RecordedConversion, recordConversions } from "./conversion-service.js";
+import { type RecordedConversion, type RecordingHooks, recordConversions } from "./conversion-service.js";
+import { POSTBACK_ORIGIN, type StatusOrigin } from "./conversion-status.js";
 
 /** Transactions of conversions under way at once on a node, over all tenants (the pool is shared). */
 export const CONVERSION_WRITERS = 4;
@@ -9,6 +10,7 @@ export const CONVERSION_ITEMS_PER_TRANSACTION = 2_000;
 
 interface Request {
   items: ValidConversion[];
+  origin: StatusOrigin;
   resolve: (recorded: RecordedConversion[]) => void;
   reject: (error: unknown) => void;
 }
@@ -34,16 +36,16 @@ export class ConversionWriter {
 
   constructor(
     private readonly db: Db,
-    private readonly hooks: readonly ConversionHook[],
+    private readonly hooks: RecordingHooks,
     private readonly now: () => Date,
   ) {}
 
-  record(tenantId: string, items: ValidConversion[]): Promise<RecordedConversion[]> {
+  record(tenantId: string, items: ValidConversion[], origin: StatusOrigin = POSTBACK_ORIGIN): Promise<RecordedConversion[]> {
     return new Promise((resolve, reject) => {
       const queue = this.pending.get(tenantId);
-      if (queue) queue.push({ items, resolve, reject });
+      if (queue) queue.push({ items, origin, resolve, reject });
       else {
-        this.pending.set(tenantId, [{ items, resolve, reject }]);
+        this.pending.set(tenantId, [{ items, origin, resolve, reject }]);
         if (!this.writing.has(tenantId)) this.ready.push(tenantId);
       }
       this.pump();
@@ -79,6 +81,7 @@ export class ConversionWriter {
       const recorded = await this.write(
         tenantId,
         group.flatMap((r) => r.items),
+        group.flatMap((r) => r.items.map(() => r.origin)),
       );
       let offset = 0;
       for (const request of group) {
@@ -91,13 +94,21 @@ export class ConversionWriter {
         return;
       }
       for (const request of group) {
-        await this.write(tenantId, request.items).then(request.resolve, request.reject);
+        await this.write(
+          tenantId,
+          request.items,
+          request.items.map(() => request.origin),
+        ).then(request.resolve, request.reject);
       }
     }
   }
 
-  private write(tenantId: string, items: ValidConversion[]): Promise<RecordedConversion[]> {
+  private write(
+    tenantId: string,
+    items: ValidConversion[],
+    origins: StatusOrigin[],
+  ): Promise<RecordedConversion[]> {
     const now = this.now();
-    return this.db.transaction((tx) => recordConversions(tx, tenantId, items, now, this.hooks));
+    return this.db.transaction((tx) => recordConversions(tx, tenantId, items, now, { hooks: this.hooks, origins }));
   }
 }

@@ -2,7 +2,15 @@ export type { ClickBufferOptions, ClickHook } from "./click-buffer.js";
 export type { Click } from "./click-writer.js";
 export { writeClicks } from "./click-writer.js";
 export { type ConversionInput, readConversion } from "./conversion-input.js";
-export { type ConversionHook, type ConversionRecord, recordConversions } from "./conversion-service.js";
+export type { ConversionRecord } from "./conversion-record.js";
+export { type ConversionHook, recordConversions } from "./conversion-service.js";
+export {
+  CONVERSION_STATUSES,
+  COUNTED_STATUSES,
+  type ConversionStatus,
+  isCounted,
+} from "./conversion-status.js";
+export type { StatusChange, StatusChangeHook } from "./status-changes.js";
 export {
   ATTRIBUTION_SOURCES,
   attributionSourceOf,

@@ -12,9 +12,10 @@ import {
   conversionTimeLimits,
   readConversion,
 } from "./conversion-input.js";
+import { POSTBACK_ORIGIN } from "./conversion-status.js";
 import { canonicalTypeName } from "./conversion-types.js";
 import { recordPageView, waitForRecentClick } from "./page-views.js";
-import { RecordableTypeName } from "./schemas.js";
+import { ConversionStatusName, RecordableTypeName } from "./schemas.js";
 import type { Tracking } from "./tracking.js";
 
 const PostbackParams = Type.Object({ postbackKey: Type.String({ maxLength: 200 }) });
@@ -32,6 +33,10 @@ const PostbackFields = Type.Object(
     eventName: field("Event name; default the type"),
     externalId: field("The program's id of the event: makes the postback idempotent"),
     occurredAt: field("ISO 8601 date-time; default now"),
+    status: field(
+      "pending, approved, rejected or reversed (any case); approved when absent. Repeating an externalId with another " +
+        "status changes the first record's status",
+    ),
   },
   { additionalProperties: true },
 );
@@ -51,6 +56,10 @@ const PostbackAnswer = Type.Object({
   ),
   currency: Type.Optional(Type.Unsafe<string | null>({ type: ["string", "null"] })),
   attributed: Type.Optional(Type.Boolean()),
+  conversionStatus: Type.Optional(ConversionStatusName),
+  statusChanged: Type.Optional(
+    Type.Boolean({ description: "True when this repeat of an externalId changed the first record's status" }),
+  ),
 });
 const PageViewBody = Type.Object({
   clickId: Type.String({ minLength: 1, maxLength: 100 }),
@@ -154,12 +163,14 @@ export function trackingPublicRoutes(ctx: TrackingPublicRouteDeps, tracking: Tra
         if (error instanceof ConversionInputError) return refuse(reply, 400, error.message);
         throw error;
       }
-      const [recorded] = await tracking.recordConversions(tenant.id, [item]);
+      const [recorded] = await tracking.recordConversions(tenant.id, [item], POSTBACK_ORIGIN);
       if (!recorded) throw new Error("recording a conversion returned nothing");
-      const { conversion, duplicate } = recorded;
+      const { conversion, duplicate, statusChanged } = recorded;
       return reply.status(duplicate ? 200 : 201).send({
         status: duplicate ? "duplicate" : "ok",
-        message: duplicate
+        message: statusChanged
+          ? `Duplicate externalId: the first record's status was changed to ${conversion.status}`
+          : duplicate
           ? "Duplicate externalId: this is the first record; nothing new was recorded"
           : conversion.attributed
             ? "Recorded"
@@ -171,6 +182,8 @@ export function trackingPublicRoutes(ctx: TrackingPublicRouteDeps, tracking: Tra
         value: conversion.value,
         currency: conversion.currency,
         attributed: conversion.attributed,
+        conversionStatus: conversion.status,
+        statusChanged,
       });
     };
     const postbackSchema = {

@@ -239,13 +239,18 @@ export function addAmounts(a: string | undefined, b: string): string {
   return `${sign}${abs / 10_000n}.${(abs % 10_000n).toString().padStart(4, "0")}`;
 }
 
+/** The decimal string of -value ("12.5000" -> "-12.5000"). */
+export function negateAmount(value: string): string {
+  return value.startsWith("-") ? value.slice(1) : `-${value}`;
+}
+
 /** Sums deltas per rollup row, so a batch touches each row once. */
 export class RollupBatch {
   private readonly rows = new Map<string, { key: RollupKey; delta: RollupDelta }>();
 
   add(
     key: RollupKey,
-    change: { clicks?: number; uniqueClicks?: number; type?: ConversionType; amount?: string },
+    change: { clicks?: number; uniqueClicks?: number; type?: ConversionType; count?: number; amount?: string },
   ): void {
     const id = keyString(key);
     let row = this.rows.get(id);
@@ -256,7 +261,8 @@ export class RollupBatch {
     row.delta.clicks += change.clicks ?? 0;
     row.delta.uniqueClicks += change.uniqueClicks ?? 0;
     if (change.type) {
-      row.delta.counts[change.type] = (row.delta.counts[change.type] ?? 0) + 1;
+      // -1 (with the amount negated) takes a conversion back out: its status left the counted ones.
+      row.delta.counts[change.type] = (row.delta.counts[change.type] ?? 0) + (change.count ?? 1);
       row.delta.amounts[change.type] = addAmounts(row.delta.amounts[change.type], change.amount ?? "0");
     }
   }

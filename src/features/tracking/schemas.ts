@@ -3,6 +3,7 @@ import { DateParam, TimeZoneParam } from "../../platform/http/dates.js";
 import { PageQuery } from "../../platform/http/envelope.js";
 import { NullableString } from "../../platform/http/nullable.js";
 import { PathId } from "../../platform/http/path-ids.js";
+import { CONVERSION_STATUSES } from "./conversion-status.js";
 import { ATTRIBUTION_SOURCES, CONVERSION_TYPES, RECORDABLE_TYPES, TYPE_MEANINGS } from "./conversion-types.js";
 import { RAW_EVENT_RETENTION_DAYS } from "./retention.js";
 
@@ -25,8 +26,28 @@ export const RecordableTypeName = Type.Enum(RECORDABLE_TYPES, {
     `Any case (signup is Signup). ${meanings(RECORDABLE_TYPES)}. ` +
     "Signup, FirstTimeDeposit, Qualifier and Deposit fire postbacks; the commission types never do",
 });
+/** A comma list of statuses, any case (`pending,approved`). */
+export const StatusListParam = Type.String({
+  maxLength: 100,
+  description: "Comma list of pending, approved, rejected, reversed (any case)",
+});
+
 const NullableId = Type.Unsafe<number | null>({ type: ["integer", "null"] });
 const NullableText = NullableString();
+
+/** A status as sent: any case, checked by readConversion so a bad one is a 400 naming `status`. */
+export const StatusInput = NullableString({
+  maxLength: 40,
+  description:
+    "pending, approved, rejected or reversed (any case); approved when absent. Repeating an externalId with " +
+    "another status changes the first record's status (answered with duplicate: true, statusChanged: true)",
+});
+
+/** The status of a conversion as answered. */
+export const ConversionStatusName = Type.Enum(CONVERSION_STATUSES, {
+  description:
+    "pending, approved, rejected or reversed. Reports count pending and approved unless their status filter says otherwise",
+});
 
 const conversionFields = {
   type: RecordableTypeName,
@@ -56,6 +77,7 @@ const conversionFields = {
         "CONVERSION_MAX_FUTURE_S (default 5 minutes) in the future",
     }),
   ),
+  status: Type.Optional(StatusInput),
 };
 
 export const NewConversion = Type.Object(conversionFields, { additionalProperties: false });
@@ -90,11 +112,15 @@ export const Conversion = Type.Object({
   trackerId: NullableId,
   occurredAt: Type.String({ format: "date-time" }),
   recordedAt: Type.String({ format: "date-time" }),
+  status: ConversionStatusName,
 });
 
 export const RecordedConversion = Type.Object({
   ...Conversion.properties,
   duplicate: Type.Boolean({ description: "True when externalId was seen before: this is the first record" }),
+  statusChanged: Type.Boolean({
+    description: "True when this repeat of an externalId changed the first record's status to the one sent",
+  }),
 });
 
 export const RecordedBatch = Type.Object({
@@ -120,6 +146,7 @@ export const ConversionListQuery = Type.Object(
     ...PageQuery.properties,
     type: Type.Optional(ConversionTypeName),
     clickId: Type.Optional(Type.String({ maxLength: 100 })),
+    status: Type.Optional(StatusListParam),
     dateFrom: Type.Optional(DateParam),
     dateTo: Type.Optional(DateParam),
     timeZone: Type.Optional(TimeZoneParam),
@@ -128,6 +155,31 @@ export const ConversionListQuery = Type.Object(
 );
 
 export const ConversionId = PathId("conversion");
+
+export const StatusChangeBody = Type.Object(
+  {
+    status: Type.String({
+      maxLength: 40,
+      description: "pending, approved, rejected or reversed (any case)",
+    }),
+    reason: Type.Optional(
+      NullableString({ maxLength: 500, description: "Why, kept in the history (e.g. 'chargeback')" }),
+    ),
+  },
+  { additionalProperties: false },
+);
+
+export const StatusHistoryEntry = Type.Object({
+  at: Type.String({ format: "date-time" }),
+  status: ConversionStatusName,
+  reason: NullableText,
+  source: Type.Enum(["postback", "api", "dashboard"]),
+  by: Type.Object({
+    type: Type.Enum(["apiKey", "user", "postback"]),
+    id: NullableText,
+    name: NullableText,
+  }),
+});
 
 export const LinkGeneratorParams = Type.Object({
   brandLinkId: Type.Integer({ minimum: 1 }),

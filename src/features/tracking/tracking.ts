@@ -7,8 +7,15 @@ import { IpCounters } from "../../platform/ip-counters.js";
 import { TrackingCache } from "./cache.js";
 import { ClickBuffer, type ClickBufferOptions, type ClickHook } from "./click-buffer.js";
 import type { ValidConversion } from "./conversion-input.js";
-import type { ConversionHook, RecordedConversion } from "./conversion-service.js";
+import {
+  type ConversionHook,
+  changeConversionStatus,
+  type RecordedConversion,
+} from "./conversion-service.js";
+import type { ConversionRecord } from "./conversion-record.js";
+import type { ConversionStatus, StatusOrigin } from "./conversion-status.js";
 import { ConversionWriter } from "./conversion-writer.js";
+import type { StatusChangeHook } from "./status-changes.js";
 
 const CLICKS_WRITTEN = prepared("tracking.clicks-written", "select id from clicks where id = any($1::text[])");
 
@@ -27,9 +34,12 @@ export class Tracking {
   readonly clicks: ClickBuffer;
   /** Run for every new conversion in its transaction; the outgoing-webhooks feature adds its outbox here. */
   readonly conversionHooks: ConversionHook[] = [];
+  /** Run for every change of a conversion's status in its transaction: whoever asked is told. */
+  readonly statusHooks: StatusChangeHook[] = [];
   /** Run for every written batch of clicks in its transaction; click postbacks start here. */
   readonly clickHooks: ClickHook[] = [];
   private readonly conversions: ConversionWriter;
+  private readonly now: () => Date;
   /** Clicks per client address in the current minute, for CLICK_RATE_PER_IP_PER_MINUTE. */
   readonly clickAddresses = new IpCounters(CLICK_ADDRESS_SLOTS);
   /** Clicks redirected but not recorded: their address was past CLICK_RATE_PER_IP_PER_MINUTE. */
@@ -45,7 +55,12 @@ export class Tracking {
   ) {
     this.cache = new TrackingCache(db);
     this.clicks = new ClickBuffer(db, clock, log, options, this.clickHooks);
-    this.conversions = new ConversionWriter(db, this.conversionHooks, () => clock.now());
+    this.conversions = new ConversionWriter(
+      db,
+      { conversions: this.conversionHooks, statusChanges: this.statusHooks },
+      () => clock.now(),
+    );
+    this.now = () => clock.now();
   }
 
   /** Prometheus metrics of the per-address click limit (served at /metrics), read when scraped. */
@@ -117,9 +132,23 @@ export class Tracking {
    * Records conversions synchronously: answered once committed, in a transaction the request may
    * share with the tenant's other requests of the moment (conversion-writer.ts).
    */
-  async recordConversions(tenantId: string, items: ValidConversion[]): Promise<RecordedConversion[]> {
+  async recordConversions(
+    tenantId: string,
+    items: ValidConversion[],
+    origin: StatusOrigin,
+  ): Promise<RecordedConversion[]> {
     const clickIds = items.flatMap((item) => (item.clickId === null ? [] : [item.clickId]));
     await this.ensureClicksWritten(clickIds);
-    return this.conversions.record(tenantId, items);
+    return this.conversions.record(tenantId, items, origin);
+  }
+
+  /** Sets one conversion's status (PATCH /conversions/{id}); null when the tenant has no such conversion. */
+  changeStatus(
+    tenantId: string,
+    id: string,
+    change: { status: ConversionStatus; reason: string | null; origin: StatusOrigin },
+  ): Promise<{ conversion: ConversionRecord; changed: boolean } | null> {
+    const now = this.now();
+    return this.db.transaction((tx) => changeConversionStatus(tx, tenantId, id, change, now, this.statusHooks));
   }
 }
