@@ -36,3 +36,7 @@ alter table google_ads_items drop constraint google_ads_items_outcome_check;
 alter table google_ads_items add constraint google_ads_items_outcome_check
   check (outcome in ('pending', 'accepted', 'refused', 'withdrawn'));
 alter table google_ads_items add column status_note text;
+
+-- Traffic-source postbacks saved before statuses existed take none: said in their settings.
+update traffic_sources set postback = postback || '{"statusChanges": false}'::jsonb
+ where postback is not null and not (postback ? 'statusChanges');

@@ -31,7 +31,7 @@ import { buildReport, CachedReport, defaultChecks, type HealthCheck } from "./fe
 import { healthRoutes } from "./features/health/routes.js";
 import { issueRoutes } from "./features/issues/routes.js";
 import { mcpRoutes } from "./features/mcp/routes.js";
-import { NOTIFICATION_RETENTION, notifications } from "./features/notifications/index.js";
+import { NOTIFICATION_RETENTION, notifications, statusChangeNotice } from "./features/notifications/index.js";
 import { notificationRoutes } from "./features/notifications/routes.js";
 import { webhookEventRoutes } from "./features/outgoing-webhooks/event-routes.js";
 import {
@@ -39,6 +39,7 @@ import {
   WEBHOOK_RETENTION,
   webhookClickFanOut,
   webhookFanOut,
+  webhookStatusFanOut,
 } from "./features/outgoing-webhooks/index.js";
 import { webhookSettingsRoutes } from "./features/outgoing-webhooks/settings-routes.js";
 import { ReportGate, reportSlots, rollupBlocksJob } from "./features/reports/index.js";
@@ -46,6 +47,7 @@ import { reportRoutes } from "./features/reports/routes.js";
 import {
   SOURCE_POSTBACK_RETENTION,
   sourcePostbackHook,
+  sourcePostbackStatusHook,
   sourcePostbackWorker,
   trafficSourcePostbacks,
 } from "./features/source-postbacks/index.js";
@@ -209,6 +211,10 @@ export async function buildApp(options: AppOptions): Promise<BuiltApp> {
   ctx.tracking.conversionHooks.push(sourcePostbackHook);
   // Conversions with a gclid are queued for Google Ads in the same transaction (docs/google-ads.md).
   ctx.tracking.conversionHooks.push(googleAdsQueue);
+  // A change of a conversion's status is told, in its transaction, to whoever asked for changes
+  // (docs/conversions.md "Statuses"): webhooks and postbacks with statusChanges, the operational
+  // webhooks, Google Ads.
+  ctx.tracking.statusHooks.push(webhookStatusFanOut, sourcePostbackStatusHook, statusChangeNotice);
   const ads = googleAds({ db, clock, log: app.log, config, keyring });
   jobs.register(ads.job);
   const workers = new WorkerLoops({ mail: ctx.mail, delivery: ctx.delivery, notifications: ctx.notifications.worker });

@@ -5,7 +5,7 @@ import { webhookFanOut } from "../../src/features/outgoing-webhooks/index.js";
 import { createWebhook } from "../../src/features/outgoing-webhooks/settings-service.js";
 import { createTenant } from "../../src/features/tenants/index.js";
 import type { ValidConversion } from "../../src/features/tracking/conversion-input.js";
-import { type ConversionHook, recordConversions } from "../../src/features/tracking/index.js";
+import { recordConversions } from "../../src/features/tracking/index.js";
 import type { Db } from "../../src/platform/db/index.js";
 import {
   type Database,

@@ -5,10 +5,30 @@ import type { Db } from "../../platform/db/index.js";
 import type { SealedColumn } from "../../platform/reseal.js";
 import type { SecretsKeyring } from "../../platform/sealed-box.js";
 import { AddressPolicy } from "../../platform/webhook-sender.js";
+import type { StatusChangeHook } from "../tracking/index.js";
+import { emitNotifications } from "./events.js";
 import { NOTIFICATION_SECRETS_LABEL, SecretBox } from "./signing.js";
 import { NotificationWorker } from "./worker.js";
 
 export { emitNotification } from "./events.js";
+
+/**
+ * The status hook that announces each change of a conversion's status to the operational
+ * webhooks that take `conversion.status_changed`: `{ conversionId, status, previousStatus, reason }`.
+ */
+export const statusChangeNotice: StatusChangeHook = (tx, tenantId, changes, now) =>
+  emitNotifications(
+    tx,
+    tenantId,
+    "conversion.status_changed",
+    changes.map((c) => ({
+      conversionId: c.conversion.id,
+      status: c.conversion.status,
+      previousStatus: c.previousStatus,
+      reason: c.reason,
+    })),
+    now,
+  );
 export { NOTIFICATION_RETENTION } from "./retention.js";
 
 /** Where signing secrets are stored sealed: what `npm run secrets:reseal` seals again. */

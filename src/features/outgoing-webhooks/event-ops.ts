@@ -94,6 +94,7 @@ function sampleSnapshot(type: ConversionType, now: Date): Snapshot {
   return {
     conversionId: `${SIMULATED_ID_PREFIX}${newId("cnv")}`,
     conversionType: type,
+    conversionStatus: v.conversionStatus,
     eventName: type,
     eventValue: Number(v.eventValue),
     currency: v.currencyCode,

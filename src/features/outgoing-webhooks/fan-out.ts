@@ -1,6 +1,12 @@
 import { type Db, prepared, type Queryable } from "../../platform/db/index.js";
 import { newId } from "../../platform/ids.js";
-import { COMMISSION_TYPES, type ConversionRecord, type ConversionType } from "../tracking/index.js";
+import {
+  COMMISSION_TYPES,
+  type ConversionRecord,
+  type ConversionType,
+  isCounted,
+  type StatusChange,
+} from "../tracking/index.js";
 import { type Snapshot, snapshotsOf } from "./snapshot.js";
 
 /** Channel on which workers hear that new delivery events are due. */
@@ -28,7 +34,7 @@ const INSERT_EVENTS = prepared(
 const CANDIDATES = prepared(
   "webhooks.candidates",
   `select w.id, w.tenant_id, w.traffic_source_id, w.status, w.conversion_types, w.attribution_sources,
-            (t.entitlements ->> 'clickWebhooks')::boolean as click_webhooks
+            w.status_changes, (t.entitlements ->> 'clickWebhooks')::boolean as click_webhooks
        from outgoing_webhooks w join tenants t on t.id = w.tenant_id
       where w.tenant_id = any($1::text[]) and w.status <> 'Disabled'
         and (not $2 or coalesce((t.entitlements ->> 'clickWebhooks')::boolean, false))
@@ -42,6 +48,7 @@ export interface Candidate {
   status: "Enabled" | "Suspended";
   conversion_types: string[];
   attribution_sources: string[];
+  status_changes: boolean;
   click_webhooks: boolean | null;
 }
 
@@ -98,15 +105,49 @@ export async function insertEvents(tx: Queryable, events: NewEvent[], now: Date)
 /**
  * Writes one delivery event per conversion and matching webhook, in the transaction that
  * records the conversions (both affiliate-level and source-level when both match). Disabled
- * webhooks create nothing; Suspended ones create Paused events. Set-based: the webhooks, the
+ * webhooks create nothing; Suspended ones create Paused events. A conversion recorded as rejected
+ * or reversed goes only to the webhooks that take status changes. Set-based: the webhooks, the
  * snapshots and the events take one statement each for the whole batch. Returns the number of
  * events written.
  */
-export async function fanOut(
+export function fanOut(
   tx: Queryable,
   tenantId: string,
   conversions: readonly ConversionRecord[],
   now: Date,
+): Promise<number> {
+  return writeDeliveries(tx, tenantId, conversions, now, (webhook, conversion) =>
+    webhook.status_changes ? true : isCounted(conversion.status),
+  );
+}
+
+/**
+ * Writes one more delivery of each changed conversion, with its new status, to every webhook
+ * that takes status changes and whose filters let the conversion through: in the transaction
+ * that changes the statuses. A webhook without statusChanges hears nothing (a receiver that does
+ * not know statuses must not count a deposit twice).
+ */
+export function fanOutStatusChanges(
+  tx: Queryable,
+  tenantId: string,
+  changes: readonly StatusChange[],
+  now: Date,
+): Promise<number> {
+  return writeDeliveries(
+    tx,
+    tenantId,
+    changes.map((c) => c.conversion),
+    now,
+    (webhook) => webhook.status_changes,
+  );
+}
+
+async function writeDeliveries(
+  tx: Queryable,
+  tenantId: string,
+  conversions: readonly ConversionRecord[],
+  now: Date,
+  takes: (webhook: Candidate, conversion: ConversionRecord) => boolean,
 ): Promise<number> {
   const firable = conversions.filter((conversion) => !COMMISSION_TYPES.has(conversion.type));
   if (firable.length === 0) return 0;
@@ -114,10 +155,14 @@ export async function fanOut(
   if (webhooks.length === 0) return 0;
   const firing = firable.flatMap((conversion) =>
     webhooks
-      .filter((w) => fires(w, conversion.type, conversion.trafficSourceId, conversion.attributionSource))
+      .filter(
+        (w) =>
+          takes(w, conversion) && fires(w, conversion.type, conversion.trafficSourceId, conversion.attributionSource),
+      )
       .map((webhook) => ({ conversion, webhook })),
   );
   if (firing.length === 0) return 0;
+  // Each delivery carries its own record's status: a conversion changed twice in a batch is sent with each.
   const snapshots = await snapshotsOf(tx, tenantId, [...new Set(firing.map((f) => f.conversion))]);
   await insertEvents(
     tx,
@@ -130,7 +175,7 @@ export async function fanOut(
         conversionId: conversion.id,
         clickId: conversion.clickId,
         type: conversion.type,
-        snapshot,
+        snapshot: { ...snapshot, conversionStatus: conversion.status },
       };
     }),
     now,

@@ -3,9 +3,9 @@ import type { Config } from "../../config.js";
 import type { Clock } from "../../platform/clock.js";
 import type { Db } from "../../platform/db/index.js";
 import { AddressPolicy } from "../../platform/webhook-sender.js";
-import type { ClickHook, ConversionHook } from "../tracking/index.js";
+import type { ClickHook, ConversionHook, StatusChangeHook } from "../tracking/index.js";
 import { clickFanOut } from "./click-fan-out.js";
-import { fanOut } from "./fan-out.js";
+import { fanOut, fanOutStatusChanges } from "./fan-out.js";
 import { DeliveryWorker } from "./worker.js";
 
 export { recheckHeldEvents, webhookUsage } from "./metering.js";
@@ -15,6 +15,10 @@ export type { DeliveryWorker } from "./worker.js";
 /** The conversion hook that writes delivery events in the conversion's transaction. */
 export const webhookFanOut: ConversionHook = (tx, tenantId, conversions, now) =>
   fanOut(tx, tenantId, conversions, now).then(() => undefined);
+
+/** The status hook that sends a changed conversion again to the webhooks that take status changes. */
+export const webhookStatusFanOut: StatusChangeHook = (tx, tenantId, changes, now) =>
+  fanOutStatusChanges(tx, tenantId, changes, now).then(() => undefined);
 
 /** The click hook that writes Click webhooks in the click batch's transaction. */
 export const webhookClickFanOut: ClickHook = clickFanOut;

@@ -26,6 +26,14 @@ const AttributionSources = Type.Array(Type.Enum(ATTRIBUTION_SOURCES), {
   description: "Attribution sources that fire it; empty means all",
 });
 
+const StatusChanges = Type.Boolean({
+  description:
+    "Default false. True: each change of a conversion's status (pending, approved, rejected, reversed) that the " +
+    "filters let through sends that conversion again with its new status (conversionStatus placeholder, status in " +
+    "the POST payload), and conversions recorded as rejected or reversed are sent too. False: a receiver that does " +
+    "not know statuses gets each conversion once, and none recorded as rejected or reversed",
+});
+
 const fields = {
   name: Type.String({ minLength: 1, maxLength: 200 }),
   url: Type.String({
@@ -40,6 +48,7 @@ const fields = {
   conversionTypes: Type.Optional(ConversionTypes),
   eventNames: Type.Optional(EventNames),
   attributionSources: Type.Optional(AttributionSources),
+  statusChanges: Type.Optional(StatusChanges),
   status: Type.Optional(
     Type.Enum(["Enabled", "Disabled"], { description: "Default Enabled; Suspended is set by the service" }),
   ),
@@ -53,6 +62,7 @@ export const WebhookPatch = Type.Object(
     conversionTypes: fields.conversionTypes,
     eventNames: fields.eventNames,
     attributionSources: fields.attributionSources,
+    statusChanges: fields.statusChanges,
     status: Type.Optional(
       Type.Enum(["Enabled", "Disabled"], {
         description: "Enabled or Disabled; a Suspended webhook is re-enabled here",
@@ -71,6 +81,7 @@ export const Webhook = Type.Object({
   conversionTypes: Type.Array(Type.String()),
   eventNames: Type.Record(Type.String(), Type.String()),
   attributionSources: Type.Array(Type.String()),
+  statusChanges: Type.Boolean(),
   status: Type.Enum(WEBHOOK_STATUSES),
   statusReason: NullableString(),
   createdAt: Type.String({ format: "date-time" }),

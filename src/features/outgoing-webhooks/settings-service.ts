@@ -23,6 +23,7 @@ export interface Webhook {
   conversionTypes: string[];
   eventNames: Record<string, string>;
   attributionSources: string[];
+  statusChanges: boolean;
   status: WebhookStatus;
   statusReason: string | null;
   createdAt: string;
@@ -38,6 +39,7 @@ export interface WebhookInput {
   eventNames?: Record<string, string> | undefined;
   attributionSources?: string[] | undefined;
   status?: "Enabled" | "Disabled" | undefined;
+  statusChanges?: boolean | undefined;
 }
 
 interface WebhookRow {
@@ -49,6 +51,7 @@ interface WebhookRow {
   conversion_types: string[];
   event_names: Record<string, string>;
   attribution_sources: string[];
+  status_changes: boolean;
   status: WebhookStatus;
   status_reason: string | null;
   created_at: Date;
@@ -65,6 +68,7 @@ function toWebhook(row: WebhookRow): Webhook {
     conversionTypes: row.conversion_types,
     eventNames: row.event_names,
     attributionSources: row.attribution_sources,
+    statusChanges: row.status_changes,
     status: row.status,
     statusReason: row.status_reason,
     createdAt: new Date(row.created_at).toISOString(),
@@ -154,8 +158,8 @@ export async function createWebhook(db: Queryable, input: NewWebhookInput, chang
   await checkLimit(db, change.tenantId, sourceId, null);
   const [row] = await db.query<WebhookRow>(
     `insert into outgoing_webhooks (id, tenant_id, name, url, method, traffic_source_id, conversion_types, event_names,
-       attribution_sources, status, created_at, updated_at)
-     values ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $11) returning *`,
+       attribution_sources, status, created_at, updated_at, status_changes)
+     values ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $11, $12) returning *`,
     [
       newId("wh"),
       change.tenantId,
@@ -168,6 +172,7 @@ export async function createWebhook(db: Queryable, input: NewWebhookInput, chang
       input.attributionSources ?? [],
       input.status ?? "Enabled",
       change.at,
+      input.statusChanges ?? false,
     ],
   );
   if (!row) throw new Error("insert returned no row");
@@ -245,6 +250,7 @@ export async function updateWebhook(
   if (input.conversionTypes !== undefined) set("conversion_types", input.conversionTypes);
   if (input.eventNames !== undefined) set("event_names", normalizedEventNames(input.eventNames));
   if (input.attributionSources !== undefined) set("attribution_sources", input.attributionSources);
+  if (input.statusChanges !== undefined) set("status_changes", input.statusChanges);
   if (input.status !== undefined && input.status !== existing.status) {
     set("status", input.status);
     // The caller's choice replaces whatever reason the service gave for a suspension, and

@@ -41,6 +41,12 @@ export interface Snapshot {
   /** Null for a Click delivery, which carries a click and no conversion. */
   conversionId: string | null;
   conversionType: string;
+  /**
+   * The conversion's status when this delivery was queued (its recording or a change of it).
+   * Absent on events queued before statuses existed, when every conversion was approved; null on
+   * a Click delivery.
+   */
+  conversionStatus?: string | null;
   eventName: string;
   /** Null for a Click delivery: a click has no value. */
   eventValue: number | null;
@@ -169,6 +175,7 @@ export async function snapshotsOf(
     snapshots.set(conversion.id, {
       conversionId: conversion.id,
       conversionType: conversion.type,
+      conversionStatus: conversion.status,
       eventName: conversion.eventName,
       eventValue: conversion.value,
       currency: conversion.currency,
@@ -204,6 +211,10 @@ const text = (value: string | number | null | undefined): string | null =>
 const seconds = (iso: string | null): string | null =>
   iso === null ? null : String(Math.floor(Date.parse(iso) / 1000));
 
+/** A snapshot's conversion status: approved on one queued before statuses existed, null on a Click delivery. */
+const statusOf = (snapshot: Snapshot): string | null =>
+  snapshot.conversionStatus ?? (snapshot.conversionId === null ? null : "approved");
+
 /** The placeholder values of a snapshot; `eventName` is the webhook's custom name when it has one. */
 export function placeholderValues(snapshot: Snapshot, eventName: string): PlaceholderValues {
   const a = snapshot.attribution;
@@ -217,6 +228,7 @@ export function placeholderValues(snapshot: Snapshot, eventName: string): Placeh
     eventTimeStamp: seconds(snapshot.eventTime),
     conversionId: snapshot.conversionId,
     conversionType: snapshot.conversionType,
+    conversionStatus: statusOf(snapshot),
     attributionSource: snapshot.attributionSource,
     parameterA: a.parameterA,
     parameterB: a.parameterB,
@@ -250,6 +262,7 @@ export function postPayload(snapshot: Snapshot, eventName: string): Record<strin
   return {
     conversionId: snapshot.conversionId,
     conversionType: snapshot.conversionType,
+    status: statusOf(snapshot),
     eventName,
     eventValue: snapshot.eventValue,
     currency: snapshot.currency,

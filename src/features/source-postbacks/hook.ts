@@ -1,7 +1,7 @@
 import { prepared, type Queryable } from "../../platform/db/index.js";
 import { newId } from "../../platform/ids.js";
 import { snapshotsOf } from "../outgoing-webhooks/snapshot.js";
-import { COMMISSION_TYPES, type ConversionRecord } from "../tracking/index.js";
+import { COMMISSION_TYPES, type ConversionRecord, isCounted, type StatusChange } from "../tracking/index.js";
 import { announcePostbacks } from "./queue.js";
 import type { Postback } from "./schemas.js";
 
@@ -39,15 +39,49 @@ function payoutOf(value: number | null, share: number | null): number | null {
 /**
  * Queues one postback per new conversion attributed to a click that carried its traffic source's
  * click id, where the source has an enabled postback whose type filter takes the conversion; in
- * the transaction that records the conversions. Set-based: one statement finds the sources and
- * click ids of the whole batch, then (only when some match) one reads the snapshots and one writes
- * the postbacks. Returns the number queued.
+ * the transaction that records the conversions. A conversion recorded as rejected or reversed is
+ * sent only where the postback takes status changes. Returns the number queued.
  */
-export async function queuePostbacks(
+export function queuePostbacks(
   tx: Queryable,
   tenantId: string,
   conversions: readonly ConversionRecord[],
   now: Date,
+): Promise<number> {
+  return queue(tx, tenantId, conversions, now, (postback, conversion) =>
+    postback.statusChanges === true ? true : isCounted(conversion.status),
+  );
+}
+
+/**
+ * Re-fires the postback of each changed conversion, with its new status, where the source's
+ * postback takes status changes (`statusChanges`); in the transaction that changes the statuses.
+ */
+export function queueStatusPostbacks(
+  tx: Queryable,
+  tenantId: string,
+  changes: readonly StatusChange[],
+  now: Date,
+): Promise<number> {
+  return queue(
+    tx,
+    tenantId,
+    changes.map((c) => c.conversion),
+    now,
+    (postback) => postback.statusChanges === true,
+  );
+}
+
+/**
+ * Set-based: one statement finds the sources and click ids of the whole batch, then (only when
+ * some match) one reads the snapshots and one writes the postbacks.
+ */
+async function queue(
+  tx: Queryable,
+  tenantId: string,
+  conversions: readonly ConversionRecord[],
+  now: Date,
+  takes: (postback: Postback, conversion: ConversionRecord) => boolean,
 ): Promise<number> {
   const eligible = conversions.filter(
     (c) =>
@@ -65,12 +99,15 @@ export async function queuePostbacks(
     eligible.map((c) => c.trafficSourceId),
   ]);
   if (candidates.length === 0) return 0;
-  const byId = new Map(eligible.map((c) => [c.id, c]));
-  const firing = candidates.flatMap((candidate) => {
-    const conversion = byId.get(candidate.conversion_id);
+  // One source (so one candidate) per conversion; a conversion may appear twice (changed twice in
+  // one batch): each is sent with its own status.
+  const byConversion = new Map(candidates.map((c) => [c.conversion_id, c]));
+  const firing = eligible.flatMap((conversion) => {
+    const candidate = byConversion.get(conversion.id);
+    if (candidate === undefined) return [];
     const types = candidate.postback.conversionTypes;
-    if (conversion === undefined || (types.length > 0 && !types.includes(conversion.type))) return [];
-    return [{ conversion, candidate }];
+    if (types.length > 0 && !types.includes(conversion.type)) return [];
+    return takes(candidate.postback, conversion) ? [{ conversion, candidate }] : [];
   });
   if (firing.length === 0) return 0;
   const snapshots = await snapshotsOf(
@@ -86,7 +123,7 @@ export async function queuePostbacks(
     firing.map((f) => f.conversion.id),
     firing.map((f) => f.conversion.clickId),
     firing.map((f) => f.conversion.type),
-    firing.map((f) => JSON.stringify(snapshots.get(f.conversion.id))),
+    firing.map((f) => JSON.stringify({ ...snapshots.get(f.conversion.id), conversionStatus: f.conversion.status })),
     firing.map((f) => f.candidate.source_click_id),
     firing.map((f) => payoutOf(f.conversion.value, f.candidate.postback.payoutShare)),
   ]);

@@ -6,8 +6,8 @@ import { ApiError } from "../../platform/http/errors.js";
 import { AddressPolicy } from "../../platform/webhook-sender.js";
 import type { Principal } from "../auth/index.js";
 import type { HostScreen } from "../outgoing-webhooks/url-screen.js";
-import type { ConversionHook } from "../tracking/index.js";
-import { queuePostbacks } from "./hook.js";
+import type { ConversionHook, StatusChangeHook } from "../tracking/index.js";
+import { queuePostbacks, queueStatusPostbacks } from "./hook.js";
 import { SourcePostbackWorker } from "./worker.js";
 
 export { SOURCE_POSTBACK_RETENTION } from "./retention.js";
@@ -20,6 +20,10 @@ export type { SourcePostbackWorker } from "./worker.js";
 /** The conversion hook that queues traffic-source postbacks in the conversion's transaction. */
 export const sourcePostbackHook: ConversionHook = (tx, tenantId, conversions, now) =>
   queuePostbacks(tx, tenantId, conversions, now).then(() => undefined);
+
+/** The status hook that re-fires postbacks of changed conversions where the source takes status changes. */
+export const sourcePostbackStatusHook: StatusChangeHook = (tx, tenantId, changes, now) =>
+  queueStatusPostbacks(tx, tenantId, changes, now).then(() => undefined);
 
 /** The send-time address policy and the save-time DNS bound, as webhook settings use them. */
 export function postbackHostScreen(config: Config): HostScreen {

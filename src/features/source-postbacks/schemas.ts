@@ -45,6 +45,14 @@ export const PostbackInput = Type.Object(
       }),
     ),
     enabled: Type.Optional(Type.Boolean({ description: "Default true" })),
+    statusChanges: Type.Optional(
+      Type.Boolean({
+        description:
+          "Default false. True: each change of a conversion's status (pending, approved, rejected, reversed) re-fires " +
+          "the postback with the new status (conversionStatus placeholder), and conversions recorded as rejected or " +
+          "reversed are sent too. False: each conversion is sent once, none recorded as rejected or reversed",
+      }),
+    ),
   },
   { additionalProperties: false },
 );
@@ -54,12 +62,14 @@ export const Postback = Type.Object({
   conversionTypes: Type.Array(Type.String()),
   payoutShare: Type.Union([Type.Number(), Type.Null()]),
   enabled: Type.Boolean(),
+  statusChanges: Type.Boolean(),
 });
 export type Postback = {
   url: string;
   conversionTypes: string[];
   payoutShare: number | null;
   enabled: boolean;
+  statusChanges: boolean;
 };
 
 export const NullablePostback = Type.Union([PostbackInput, Type.Null()], {

@@ -39,6 +39,7 @@ export interface PostbackInput {
   conversionTypes?: string[] | undefined;
   payoutShare?: number | null | undefined;
   enabled?: boolean | undefined;
+  statusChanges?: boolean | undefined;
 }
 
 /**
@@ -60,7 +61,13 @@ export async function checkPostback(input: PostbackInput | null, screen: HostScr
   const blocked = await blockedHostProblem(url, screen, POSTBACK_VOCABULARY);
   if (blocked !== null) throw ApiError.invalid("postback.url", `postback.url: ${blocked}`);
   const conversionTypes = [...new Set(input.conversionTypes ?? [])].map(checkType);
-  return { url, conversionTypes, payoutShare: input.payoutShare ?? null, enabled: input.enabled ?? true };
+  return {
+    url,
+    conversionTypes,
+    payoutShare: input.payoutShare ?? null,
+    enabled: input.enabled ?? true,
+    statusChanges: input.statusChanges ?? false,
+  };
 }
 
 /**

@@ -1,6 +1,7 @@
 import { currencyCode } from "../../platform/currency.js";
 import { DAY_MS } from "../../platform/durations.js";
 import { parseDateTime } from "../../platform/http/dates.js";
+import { CONVERSION_STATUSES, type ConversionStatus, isConversionStatus } from "./conversion-status.js";
 import {
   COMMISSION_TYPES,
   type ConversionType,
@@ -8,7 +9,6 @@ import {
   isConversionType,
   RECORDABLE_TYPES,
 } from "./conversion-types.js";
-import { CONVERSION_STATUSES, type ConversionStatus, isConversionStatus } from "./conversion-status.js";
 import { RAW_EVENT_RETENTION_DAYS } from "./retention.js";
 
 /** What a program or API caller sends; the postback sends every value as a string. */
@@ -150,7 +150,10 @@ export function readStatus(raw: unknown, path: string): ConversionStatus | null 
   if (text === null) return null;
   const status = text.toLowerCase();
   if (!isConversionStatus(status)) {
-    throw new ConversionInputError(path, `'${text}' is not a status; one of ${CONVERSION_STATUSES.join(", ")} (any case)`);
+    throw new ConversionInputError(
+      path,
+      `'${text}' is not a status; one of ${CONVERSION_STATUSES.join(", ")} (any case)`,
+    );
   }
   return status;
 }

@@ -121,10 +121,10 @@ export function conversionRoutes(ctx: ConversionRouteDeps, tracking: Tracking): 
         const note = answer.statusChanged
           ? `Duplicate externalId: the first record's status was changed to ${answer.status}`
           : answer.duplicate
-          ? "Duplicate externalId: this is the first record; nothing new was recorded"
-          : answer.attributed
-            ? "Recorded"
-            : "Recorded unattributed: no known click";
+            ? "Duplicate externalId: this is the first record; nothing new was recorded"
+            : answer.attributed
+              ? "Recorded"
+              : "Recorded unattributed: no known click";
         return reply.status(status).send(ok(answer, note));
       },
     );

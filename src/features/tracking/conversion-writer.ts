@@ -40,7 +40,11 @@ export class ConversionWriter {
     private readonly now: () => Date,
   ) {}
 
-  record(tenantId: string, items: ValidConversion[], origin: StatusOrigin = POSTBACK_ORIGIN): Promise<RecordedConversion[]> {
+  record(
+    tenantId: string,
+    items: ValidConversion[],
+    origin: StatusOrigin = POSTBACK_ORIGIN,
+  ): Promise<RecordedConversion[]> {
     return new Promise((resolve, reject) => {
       const queue = this.pending.get(tenantId);
       if (queue) queue.push({ items, origin, resolve, reject });
@@ -103,11 +107,7 @@ export class ConversionWriter {
     }
   }
 
-  private write(
-    tenantId: string,
-    items: ValidConversion[],
-    origins: StatusOrigin[],
-  ): Promise<RecordedConversion[]> {
+  private write(tenantId: string, items: ValidConversion[], origins: StatusOrigin[]): Promise<RecordedConversion[]> {
     const now = this.now();
     return this.db.transaction((tx) => recordConversions(tx, tenantId, items, now, { hooks: this.hooks, origins }));
   }

@@ -10,7 +10,6 @@ export {
   type ConversionStatus,
   isCounted,
 } from "./conversion-status.js";
-export type { StatusChange, StatusChangeHook } from "./status-changes.js";
 export {
   ATTRIBUTION_SOURCES,
   attributionSourceOf,
@@ -20,4 +19,5 @@ export {
   isConversionType,
 } from "./conversion-types.js";
 export { TRACKING_RETENTION } from "./retention.js";
+export type { StatusChange, StatusChangeHook } from "./status-changes.js";
 export { Tracking } from "./tracking.js";

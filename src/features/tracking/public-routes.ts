@@ -108,6 +108,7 @@ function fieldsOf(source: unknown): ConversionInput {
     eventName: first(fields.eventName),
     externalId: first(fields.externalId),
     occurredAt: first(fields.occurredAt),
+    status: first(fields.status),
   };
 }
 
@@ -171,10 +172,10 @@ export function trackingPublicRoutes(ctx: TrackingPublicRouteDeps, tracking: Tra
         message: statusChanged
           ? `Duplicate externalId: the first record's status was changed to ${conversion.status}`
           : duplicate
-          ? "Duplicate externalId: this is the first record; nothing new was recorded"
-          : conversion.attributed
-            ? "Recorded"
-            : "Recorded unattributed: no known click",
+            ? "Duplicate externalId: this is the first record; nothing new was recorded"
+            : conversion.attributed
+              ? "Recorded"
+              : "Recorded unattributed: no known click",
         id: conversion.id,
         conversionId: conversion.id,
         duplicate,

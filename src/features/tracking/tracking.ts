@@ -7,12 +7,8 @@ import { IpCounters } from "../../platform/ip-counters.js";
 import { TrackingCache } from "./cache.js";
 import { ClickBuffer, type ClickBufferOptions, type ClickHook } from "./click-buffer.js";
 import type { ValidConversion } from "./conversion-input.js";
-import {
-  type ConversionHook,
-  changeConversionStatus,
-  type RecordedConversion,
-} from "./conversion-service.js";
 import type { ConversionRecord } from "./conversion-record.js";
+import { type ConversionHook, changeConversionStatus, type RecordedConversion } from "./conversion-service.js";
 import type { ConversionStatus, StatusOrigin } from "./conversion-status.js";
 import { ConversionWriter } from "./conversion-writer.js";
 import type { StatusChangeHook } from "./status-changes.js";
