@@ -56,11 +56,13 @@ describe("postback", () => {
     expect(Object.keys(body).sort()).toEqual([
       "attributed",
       "conversionId",
+      "conversionStatus",
       "currency",
       "duplicate",
       "id",
       "message",
       "status",
+      "statusChanged",
       "type",
       "value",
     ]);

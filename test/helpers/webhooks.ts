@@ -31,6 +31,7 @@ export const PAYLOAD_KEYS = [
   "eventValue",
   "pageViews",
   "program",
+  "status",
   "trafficSource",
 ];
 
