@@ -41,7 +41,7 @@ describe("the settings on the traffic source", () => {
 
     const res = await patchSource(t, who, cat.trafficSourceId, { clickIdParam: "clickid", postback: { url: URL_OK } });
     expect(res.statusCode, res.body).toBe(200);
-    const expected = { url: URL_OK, conversionTypes: [], payoutShare: null, enabled: true };
+    const expected = { url: URL_OK, conversionTypes: [], payoutShare: null, enabled: true, statusChanges: false };
     expect(res.json().data).toMatchObject({ clickIdParam: "clickid", postback: expected });
     const got = await t.call({
       method: "GET",

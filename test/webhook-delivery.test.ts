@@ -270,6 +270,7 @@ describe("delivery: the request the receiver gets", () => {
     expect(payload).toEqual({
       conversionId: conversion.id,
       conversionType: "Deposit",
+      status: "approved",
       eventName: "purchase & more",
       eventValue: 25.5,
       currency: "EUR",
@@ -304,6 +305,7 @@ describe("delivery: the request the receiver gets", () => {
     expect(JSON.parse(rx.at(p)[0]?.body ?? "null")).toEqual({
       conversionId: conversion.id,
       conversionType: "Signup",
+      status: "approved",
       eventName: "Signup",
       eventValue: null,
       currency: null,

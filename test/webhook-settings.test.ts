@@ -37,6 +37,7 @@ describe("outgoing webhook settings", () => {
         conversionTypes: [],
         eventNames: {},
         attributionSources: [],
+        statusChanges: false,
         status: "Enabled",
         statusReason: null,
         createdAt: now,

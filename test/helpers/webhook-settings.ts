@@ -18,6 +18,7 @@ export const RECORD_KEYS = [
   "method",
   "name",
   "status",
+  "statusChanges",
   "statusReason",
   "trafficSourceId",
   "updatedAt",
