@@ -60,7 +60,7 @@ describe("the settings on the traffic source", () => {
     });
 
     // A full postback, then only the name changed: the postback stays.
-    const full = { url: URL_OK, conversionTypes: ["Deposit"], payoutShare: 12.5, enabled: false };
+    const full = { url: URL_OK, conversionTypes: ["Deposit"], payoutShare: 12.5, enabled: false, statusChanges: true };
     expect((await patchSource(t, who, cat.trafficSourceId, { postback: full })).json().data.postback).toEqual(full);
     const renamed = await patchSource(t, who, cat.trafficSourceId, { name: "Renamed source" });
     expect(renamed.json().data).toMatchObject({ name: "Renamed source", clickIdParam: "clickid", postback: full });
