@@ -72,7 +72,7 @@ describe("queueing: which conversions send a postback", () => {
     expect(queued).toMatchObject({ conversionId: conversion.id, status: "Queued", attempts: 0, lastAttemptAt: null });
     expect(queued?.id).toMatch(/^tsp_/);
     expect(Object.keys(queued ?? {}).sort()).toEqual(
-      ["attempts", "conversionId", "createdAt", "id", "lastAttemptAt", "status"].sort(),
+      ["attempts", "conversionId", "conversionStatus", "createdAt", "id", "lastAttemptAt", "status"].sort(),
     );
 
     expect(await tick()).toBe(1);

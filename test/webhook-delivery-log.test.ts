@@ -181,6 +181,7 @@ describe("events API", () => {
       conversionId: convOld.id,
       clickId: clickOld,
       conversionType: "Signup",
+      conversionStatus: "approved",
       status: "Delivered",
       attempts: 1,
       lastAttemptAt: newAt,

@@ -13,6 +13,7 @@ export const EVENT_KEYS = [
   "attempts",
   "clickId",
   "conversionId",
+  "conversionStatus",
   "conversionType",
   "createdAt",
   "id",

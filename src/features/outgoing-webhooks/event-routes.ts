@@ -19,6 +19,10 @@ const DeliveryEvent = Type.Object({
   conversionId: NullableString(),
   clickId: NullableString(),
   conversionType: Type.String(),
+  conversionStatus: NullableString({
+    description:
+      "The conversion's status this delivery carries (pending, approved, rejected, reversed); null for a Click",
+  }),
   status: Type.Enum(EVENT_STATUSES),
   attempts: Type.Integer(),
   lastAttemptAt: NullableTime,

@@ -10,6 +10,8 @@ export interface DeliveryEvent {
   conversionId: string | null;
   clickId: string | null;
   conversionType: string;
+  /** The conversion's status this delivery carries (null on a Click delivery). */
+  conversionStatus: string | null;
   status: EventStatus;
   attempts: number;
   lastAttemptAt: string | null;
@@ -24,6 +26,7 @@ interface EventRow {
   conversion_id: string | null;
   click_id: string | null;
   conversion_type: string;
+  conversion_status: string | null;
   status: EventStatus;
   attempts: number;
   last_attempt_at: Date | null;
@@ -41,6 +44,7 @@ function toEvent(row: EventRow): DeliveryEvent {
     conversionId: row.conversion_id,
     clickId: row.click_id,
     conversionType: row.conversion_type,
+    conversionStatus: row.conversion_status,
     status: row.status,
     attempts: row.attempts,
     lastAttemptAt: iso(row.last_attempt_at),
@@ -52,8 +56,11 @@ function toEvent(row: EventRow): DeliveryEvent {
   };
 }
 
-const COLUMNS =
-  "e.id, e.webhook_id, e.conversion_id, e.click_id, e.conversion_type, e.status, e.attempts, e.last_attempt_at, e.next_attempt_at, e.created_at, e.simulated";
+// A delivery queued before statuses existed carried an approved conversion (every one was).
+const COLUMNS = `e.id, e.webhook_id, e.conversion_id, e.click_id, e.conversion_type,
+  coalesce(e.snapshot ->> 'conversionStatus', case when e.conversion_id is not null then 'approved' end)
+    as conversion_status,
+  e.status, e.attempts, e.last_attempt_at, e.next_attempt_at, e.created_at, e.simulated`;
 
 export interface EventFilter {
   offset: number;

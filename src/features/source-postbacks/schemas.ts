@@ -82,6 +82,7 @@ const NullableTime = NullableString({ format: "date-time" });
 export const PostbackRecord = Type.Object({
   id: Type.String({ description: "tsp_..." }),
   conversionId: Type.String(),
+  conversionStatus: Type.String({ description: "The conversion's status this postback carries" }),
   status: Type.Enum(POSTBACK_STATUSES),
   attempts: Type.Integer(),
   lastAttemptAt: NullableTime,

@@ -8,6 +8,7 @@ import type { PostbackStatus } from "./schemas.js";
 export interface SourcePostback {
   id: string;
   conversionId: string;
+  conversionStatus: string;
   status: PostbackStatus;
   attempts: number;
   lastAttemptAt: string | null;
@@ -17,17 +18,22 @@ export interface SourcePostback {
 interface PostbackRow {
   id: string;
   conversion_id: string;
+  conversion_status: string;
   status: PostbackStatus;
   attempts: number;
   last_attempt_at: Date | null;
   created_at: Date;
 }
 
+// A postback queued before statuses existed carried an approved conversion (every one was).
+const CONVERSION_STATUS = "coalesce(p.snapshot ->> 'conversionStatus', 'approved') as conversion_status";
+
 const iso = (at: Date | null): string | null => (at === null ? null : new Date(at).toISOString());
 
 const toPostback = (row: PostbackRow): SourcePostback => ({
   id: row.id,
   conversionId: row.conversion_id,
+  conversionStatus: row.conversion_status,
   status: row.status,
   attempts: row.attempts,
   lastAttemptAt: iso(row.last_attempt_at),
@@ -74,7 +80,7 @@ export async function listPostbacks(
   const { rows, total } = await selectPage<PostbackRow>(
     db,
     {
-      select: "p.id, p.conversion_id, p.status, p.attempts, p.last_attempt_at, p.created_at",
+      select: `p.id, p.conversion_id, ${CONVERSION_STATUS}, p.status, p.attempts, p.last_attempt_at, p.created_at`,
       from: "source_postbacks p",
       where: where.sql,
       params: where.params,
@@ -111,9 +117,9 @@ export async function resendPostback(
 ): Promise<SourcePostback> {
   await assertSource(db, tenantId, sourceId);
   const [row] = await db.query<PostbackRow>(
-    `update source_postbacks set status = 'Queued', next_attempt_at = $4, lease_until = null, lease_token = null
-      where tenant_id = $1 and traffic_source_id = $2 and id = $3
-     returning id, conversion_id, status, attempts, last_attempt_at, created_at`,
+    `update source_postbacks p set status = 'Queued', next_attempt_at = $4, lease_until = null, lease_token = null
+      where p.tenant_id = $1 and p.traffic_source_id = $2 and p.id = $3
+     returning p.id, p.conversion_id, ${CONVERSION_STATUS}, p.status, p.attempts, p.last_attempt_at, p.created_at`,
     [tenantId, sourceId, postbackId, now],
   );
   if (!row) throw ApiError.notFound("Postback", postbackId);
