@@ -89,6 +89,7 @@ async function fromRaw(keys: string[], w: Window): Promise<string[]> {
          "case when type in ('CpaCommission', 'RevShareCommission', 'FlatFeeCommission') then coalesce(value, 0) else 0 end",
        ].join(", ")}
          from conversions where tenant_id = $1 and occurred_at >= $2::timestamptz and occurred_at <= $3::timestamptz
+           and status in ('pending', 'approved')
      )
      select ${[...keys, "sum(clicks)::int as clicks", "sum(uniq)::int as uniq", "sum(ftd)::int as ftd", "round(sum(comm), 4)::float8 as commission"].join(", ")}
        from ev ${keys.length > 0 ? `group by ${keys.join(", ")}` : ""}`,

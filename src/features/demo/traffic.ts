@@ -183,13 +183,22 @@ function conversionsOf(
   out.push({ ...base, type: "Signup", externalId: `su-${click.id}`, occurredAt: later(5 + rand() * 60) });
   if (rand() < 0.35) {
     const deposit = (20 + Math.floor(rand() * 480)).toFixed(2);
-    out.push({
+    const ftd = {
       ...base,
       type: "FirstTimeDeposit",
       value: deposit,
       externalId: `ftd-${click.id}`,
       occurredAt: later(90),
-    });
+    };
+    // Programs change their minds: about 4% of first deposits are reversed (a chargeback) and 4%
+    // rejected after review, each sent again with its new status as a network does, so their
+    // history shows the change; those of the last two days still wait for review. Derived from
+    // the amount rather than drawn, so the seeded sequence (and every other figure) stays as it was.
+    const verdict = Math.floor(Number(deposit)) % 25;
+    const recent = now.getTime() - click.at.getTime() < 2 * 86_400_000;
+    out.push({ ...ftd, status: recent || verdict === 1 ? "pending" : "approved" });
+    if (verdict === 0) out.push({ ...ftd, status: "reversed" });
+    else if (verdict === 1 && !recent) out.push({ ...ftd, status: "rejected" });
     out.push({
       ...base,
       type: "CpaCommission",
