@@ -286,6 +286,51 @@ describe("who is told of a change", () => {
     expect(rx.at(p2).map((r) => r.query.get("s"))).toEqual(["approved"]);
   });
 
+  it("lists every place a conversion went, with the status each delivery carried, from one call", async () => {
+    const { who, cat } = await seedTenantWithCatalog(t);
+    const hook = await createHook(t, who, {
+      name: "Status receiver",
+      url: `${rx.base}${path("deliveries")}`,
+      method: "POST",
+      statusChanges: true,
+    });
+    await setPostback(t, who, cat.trafficSourceId, "zid", { url: `${rx.base}${path("deliveries-tsp")}` });
+    const clickId = await clickOn(t, cat, cat.trafficSourceId, "?zid=z-9");
+    const conversion = await recordConversion(t, who, { type: "Deposit", clickId, value: 5, currency: "EUR" });
+    await t.ctx.delivery.tick();
+    await postbacks.tick();
+    expect((await patch(who, conversion.id, { status: "rejected" })).statusCode).toBe(200);
+
+    const res = await t.call({
+      method: "GET",
+      url: `/api/v1/conversions/${conversion.id}/deliveries`,
+      headers: auth(who),
+    });
+    expect(res.statusCode, res.body).toBe(200);
+    const deliveries = res.json().data as Record<string, unknown>[];
+    // Oldest first; the test clock stands still, so these three share one time: compared as a set.
+    expect(
+      deliveries
+        .map((d) => [d.destination, (d.target as { id: string }).id, d.status, d.conversionStatus, d.attempts])
+        .sort(),
+    ).toEqual(
+      [
+        ["webhook", hook.id, "Delivered", "approved", 1],
+        ["trafficSourcePostback", String(cat.trafficSourceId), "Delivered", "approved", 1],
+        ["webhook", hook.id, "Queued", "rejected", 0],
+      ].sort(),
+    );
+    expect(deliveries[0]).toMatchObject({ target: { name: "Status receiver" }, lastAttemptAt: expect.any(String) });
+
+    const other = await seedTenancy(t);
+    const hidden = await t.call({
+      method: "GET",
+      url: `/api/v1/conversions/${conversion.id}/deliveries`,
+      headers: auth(other),
+    });
+    expect(hidden.statusCode).toBe(404);
+  });
+
   it("announces conversion.status_changed to the operational webhooks", async () => {
     const who = await seedTenancy(t);
     const res = await t.call({

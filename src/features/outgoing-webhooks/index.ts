@@ -8,6 +8,7 @@ import { clickFanOut } from "./click-fan-out.js";
 import { fanOut, fanOutStatusChanges } from "./fan-out.js";
 import { DeliveryWorker } from "./worker.js";
 
+export { webhookDeliveries } from "./deliveries.js";
 export { recheckHeldEvents, webhookUsage } from "./metering.js";
 export { WEBHOOK_RETENTION } from "./retention.js";
 export type { DeliveryWorker } from "./worker.js";

@@ -10,6 +10,7 @@ import type { ConversionHook, StatusChangeHook } from "../tracking/index.js";
 import { queuePostbacks, queueStatusPostbacks } from "./hook.js";
 import { SourcePostbackWorker } from "./worker.js";
 
+export { postbackDeliveries } from "./deliveries.js";
 export { SOURCE_POSTBACK_RETENTION } from "./retention.js";
 
 import type { Postback } from "./schemas.js";

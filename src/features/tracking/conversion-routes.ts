@@ -19,8 +19,10 @@ import {
 import { conversionHistory, getConversion, listConversions } from "./conversion-service.js";
 import { type ConversionStatus, callerOrigin, parseStatusList } from "./conversion-status.js";
 import { canonicalTypeName } from "./conversion-types.js";
+import { deliveriesOf } from "./deliveries.js";
 import { pageViewsFor } from "./page-views.js";
 import {
+  ConversionDelivery as ConversionDeliverySchema,
   ConversionDetail,
   ConversionId,
   ConversionListQuery,
@@ -174,6 +176,30 @@ export function conversionRoutes(ctx: ConversionRouteDeps, tracking: Tracking): 
             ? []
             : await pageViewsFor(ctx.db, tenantId, conversion.clickId, new Date(conversion.occurredAt));
         return ok({ ...conversion, pageViews });
+      },
+    );
+
+    app.get(
+      "/conversions/:id/deliveries",
+      {
+        config: { permission: "conversions.read" },
+        schema: {
+          tags: ["Conversions"],
+          summary:
+            "Every place a conversion was queued for: outgoing webhooks, its traffic source's postback, Google Ads",
+          description:
+            "Oldest first, at most 200 per destination. A change of status sent to a destination that takes status " +
+            "changes is one more delivery, carrying that status (conversionStatus). Each destination's own history " +
+            "(attempts, answers) is under that destination's routes, by the delivery's id.",
+          params: ConversionId,
+          response: { 200: Envelope(Type.Array(ConversionDeliverySchema)), ...errorResponses },
+        },
+      },
+      async (request) => {
+        const { tenantId } = callerOf(request);
+        const { id } = request.params;
+        if (!(await getConversion(ctx.db, tenantId, id))) throw ApiError.notFound("Conversion", id);
+        return ok(await deliveriesOf(ctx.db, tracking.destinations, tenantId, id));
       },
     );
 

@@ -9,6 +9,7 @@ export {
   COUNTED_STATUSES,
   type ConversionStatus,
   isCounted,
+  parseStatusList,
 } from "./conversion-status.js";
 export {
   ATTRIBUTION_SOURCES,
@@ -18,6 +19,12 @@ export {
   type ConversionType,
   isConversionType,
 } from "./conversion-types.js";
+export {
+  type ConversionDelivery,
+  DESTINATION_KINDS,
+  type DeliveryListing,
+  sqlListing,
+} from "./deliveries.js";
 export { TRACKING_RETENTION } from "./retention.js";
 export type { StatusChange, StatusChangeHook } from "./status-changes.js";
 export { Tracking } from "./tracking.js";

@@ -5,6 +5,7 @@ import { NullableString } from "../../platform/http/nullable.js";
 import { PathId } from "../../platform/http/path-ids.js";
 import { CONVERSION_STATUSES } from "./conversion-status.js";
 import { ATTRIBUTION_SOURCES, CONVERSION_TYPES, RECORDABLE_TYPES, TYPE_MEANINGS } from "./conversion-types.js";
+import { DESTINATION_KINDS } from "./deliveries.js";
 import { RAW_EVENT_RETENTION_DAYS } from "./retention.js";
 
 const meanings = (types: readonly (keyof typeof TYPE_MEANINGS)[]) =>
@@ -168,6 +169,25 @@ export const StatusChangeBody = Type.Object(
   },
   { additionalProperties: false },
 );
+
+export const ConversionDelivery = Type.Object({
+  destination: Type.Enum(DESTINATION_KINDS),
+  target: Type.Object(
+    { id: Type.String(), name: NullableText },
+    { description: "The webhook, or the traffic source whose postback or Google Ads account it is" },
+  ),
+  id: Type.String({
+    description: "The delivery's id in its destination's history (a Google Ads upload's id once sent)",
+  }),
+  status: Type.String({
+    description:
+      "The destination's own words: Queued, Retrying, Delivered, Failed, Cancelled, Held, Paused; Google Ads: pending, accepted, refused, withdrawn",
+  }),
+  conversionStatus: NullableString({ description: "The conversion's status this delivery carries" }),
+  attempts: Type.Integer(),
+  lastAttemptAt: NullableString({ format: "date-time" }),
+  createdAt: Type.String({ format: "date-time" }),
+});
 
 export const StatusHistoryEntry = Type.Object({
   at: Type.String({ format: "date-time" }),

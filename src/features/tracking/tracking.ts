@@ -11,6 +11,7 @@ import type { ConversionRecord } from "./conversion-record.js";
 import { type ConversionHook, changeConversionStatus, type RecordedConversion } from "./conversion-service.js";
 import type { ConversionStatus, StatusOrigin } from "./conversion-status.js";
 import { ConversionWriter } from "./conversion-writer.js";
+import type { DeliveryListing } from "./deliveries.js";
 import type { StatusChangeHook } from "./status-changes.js";
 
 const CLICKS_WRITTEN = prepared("tracking.clicks-written", "select id from clicks where id = any($1::text[])");
@@ -32,6 +33,8 @@ export class Tracking {
   readonly conversionHooks: ConversionHook[] = [];
   /** Run for every change of a conversion's status in its transaction: whoever asked is told. */
   readonly statusHooks: StatusChangeHook[] = [];
+  /** Where a conversion may go: each destination feature lists its deliveries of one (app.ts). */
+  readonly destinations: DeliveryListing[] = [];
   /** Run for every written batch of clicks in its transaction; click postbacks start here. */
   readonly clickHooks: ClickHook[] = [];
   private readonly conversions: ConversionWriter;
