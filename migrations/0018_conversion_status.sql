@@ -9,7 +9,8 @@ alter table conversions add column status text not null default 'approved'
 alter table conversions add column recorded_via text;
 alter table conversions add column recorded_by jsonb;
 
--- Every change of a conversion's status after its recording, oldest first by (at, id).
+-- Every change of a conversion's status after its recording, oldest first by (at, id); deleted
+-- with its conversion (the raw-event retention).
 create table conversion_status_changes (
   id text primary key,
   tenant_id text not null references tenants (id) on delete cascade,
@@ -24,7 +25,6 @@ create table conversion_status_changes (
   by_name text
 );
 create index conversion_status_changes_conversion on conversion_status_changes (conversion_id, at, id);
-create index conversion_status_changes_at on conversion_status_changes (at);
 
 -- Who hears of a change: an outgoing webhook only when it asks (a receiver that does not know
 -- statuses must not count a deposit twice). Traffic-source postbacks keep theirs in their settings.
