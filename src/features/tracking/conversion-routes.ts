@@ -13,11 +13,10 @@ import {
   type ConversionTimeLimits,
   conversionTimeLimits,
   readConversion,
-  readStatus,
   type ValidConversion,
 } from "./conversion-input.js";
 import { conversionHistory, getConversion, listConversions } from "./conversion-service.js";
-import { type ConversionStatus, callerOrigin, parseStatusList } from "./conversion-status.js";
+import { callerOrigin, parseStatusList } from "./conversion-status.js";
 import { canonicalTypeName } from "./conversion-types.js";
 import { deliveriesOf } from "./deliveries.js";
 import { pageViewsFor } from "./page-views.js";
@@ -207,6 +206,7 @@ export function conversionRoutes(ctx: ConversionRouteDeps, tracking: Tracking): 
       "/conversions/:id",
       {
         config: { permission: "conversions.update" },
+        preValidation: async (request) => lowerCaseStatus(request.body),
         schema: {
           tags: ["Conversions"],
           summary: "Change a conversion's status (pending, approved, rejected, reversed), with a reason",
@@ -222,7 +222,7 @@ export function conversionRoutes(ctx: ConversionRouteDeps, tracking: Tracking): 
       async (request) => {
         const caller = callerOf(request);
         const { id } = request.params;
-        const status = readStatusField("status", request.body.status);
+        const { status } = request.body;
         const reason = request.body.reason?.trim() || null;
         const result = await tracking.changeStatus(caller.tenantId, id, {
           status,
@@ -259,14 +259,9 @@ export function conversionRoutes(ctx: ConversionRouteDeps, tracking: Tracking): 
   };
 }
 
-/** A status field of a request body: any case; a 400 naming the field for anything else. */
-function readStatusField(field: string, raw: string): ConversionStatus {
-  try {
-    const status = readStatus(raw, field);
-    if (status === null) throw ApiError.validation(field, "is required");
-    return status;
-  } catch (error) {
-    if (error instanceof ConversionInputError) throw ApiError.validation(error.path, error.reason);
-    throw error;
-  }
+/** A status in any case (`Reversed`): lower-cased before the body's schema (an enum) is checked. */
+function lowerCaseStatus(body: unknown): void {
+  if (typeof body !== "object" || body === null || Array.isArray(body)) return;
+  const fields = body as Record<string, unknown>;
+  if (typeof fields.status === "string") fields.status = fields.status.trim().toLowerCase();
 }

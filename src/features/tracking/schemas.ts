@@ -159,10 +159,8 @@ export const ConversionId = PathId("conversion");
 
 export const StatusChangeBody = Type.Object(
   {
-    status: Type.String({
-      maxLength: 40,
-      description: "pending, approved, rejected or reversed (any case)",
-    }),
+    // Any case: the route's preValidation lower-cases it before this enum is checked.
+    status: Type.Enum(CONVERSION_STATUSES, { description: "pending, approved, rejected or reversed (any case)" }),
     reason: Type.Optional(
       NullableString({ maxLength: 500, description: "Why, kept in the history (e.g. 'chargeback')" }),
     ),
