@@ -145,7 +145,7 @@ const UNFILLED_MACRO = new RegExp(
 );
 
 /** A status in any case (`Approved`, `REVERSED`); null when absent. */
-export function readStatus(raw: unknown, path: string): ConversionStatus | null {
+function readStatus(raw: unknown, path: string): ConversionStatus | null {
   const text = optionalText(raw, path, 40);
   if (text === null) return null;
   const status = text.toLowerCase();
