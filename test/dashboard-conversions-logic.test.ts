@@ -5,6 +5,8 @@ import {
   PAGE_SIZE,
   parseConversionSearch,
   shortDateTime,
+  statusLabel,
+  statusList,
   typeLabel,
   withFilters,
 } from "../web/src/pages/conversions/search.js";
@@ -54,5 +56,23 @@ describe("conversions URL state", () => {
     expect(typeLabel("CpaCommission")).toBe("CPA commission");
     expect(typeLabel("Unknown")).toBe("Unknown");
     expect(shortDateTime("2026-11-26T09:59:30.123Z")).toBe("2026-11-26 09:59");
+  });
+
+  it("keeps the statuses filter as the API reads it: a comma list, in order, any case in", () => {
+    expect(parseConversionSearch({ status: "Reversed,pending" })).toEqual({ status: "pending,reversed" });
+    expect(parseConversionSearch({ status: ["rejected", "REVERSED"] })).toEqual({ status: "rejected,reversed" });
+    // Unknown names are left out; nothing known leaves the address.
+    expect(parseConversionSearch({ status: "pending,paid" })).toEqual({ status: "pending" });
+    expect(parseConversionSearch({ status: "paid" })).toEqual({});
+    expect(parseConversionSearch({ status: 7 })).toEqual({});
+    expect(withFilters({ status: ["reversed", "approved"], type: "Deposit" })).toEqual({
+      type: "Deposit",
+      status: "approved,reversed",
+    });
+    expect(withFilters({ status: [] })).toEqual({});
+    expect(conversionQuery({ status: "rejected" })).toEqual({ offset: 0, limit: PAGE_SIZE, status: "rejected" });
+    expect(statusList("approved, Pending")).toEqual(["pending", "approved"]);
+    expect(statusLabel("reversed")).toBe("Reversed");
+    expect(statusLabel("other")).toBe("other");
   });
 });

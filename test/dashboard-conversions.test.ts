@@ -228,7 +228,8 @@ describe.skipIf(!hasChromium)("dashboard: conversions", () => {
     };
     const shownValues = () =>
       page.$$eval("table.data-table tbody tr", (trs) =>
-        trs.map((tr) => tr.querySelectorAll("td")[2]?.textContent ?? ""),
+        // Occurred, type, status, then the value.
+        trs.map((tr) => tr.querySelectorAll("td")[3]?.textContent ?? ""),
       );
     try {
       await page.goto(`${origin}/sign-in`);

@@ -161,12 +161,21 @@ describe.skipIf(!hasChromium)("dashboard: traffic source postback and Google Ads
     expect(await url.inputValue()).toBe(template);
     await page.getByRole("checkbox", { name: "Deposit", exact: true }).check();
     await page.getByLabel("Payout share (%)").fill("50");
+    const statusChanges = page.getByRole("checkbox", { name: "Send status changes" });
+    expect(await statusChanges.isChecked()).toBe(false);
+    await statusChanges.check();
     await page.getByRole("button", { name: "Save postback" }).click();
     await notice("Saved.").waitFor({ timeout: WAIT_MS });
 
     const saved = (await api(`/api/v1/traffic-sources/${cat.trafficSourceId}`)).body.data;
     expect(saved.clickIdParam).toBe("clickid");
-    expect(saved.postback).toEqual({ url: template, conversionTypes: ["Deposit"], payoutShare: 50, enabled: true });
+    expect(saved.postback).toEqual({
+      url: template,
+      conversionTypes: ["Deposit"],
+      payoutShare: 50,
+      enabled: true,
+      statusChanges: true,
+    });
     // The form shows what was saved, after a reload too.
     await page.reload();
     await heading("Postback");
@@ -174,6 +183,7 @@ describe.skipIf(!hasChromium)("dashboard: traffic source postback and Google Ads
     expect(await page.getByLabel("Click id parameter").inputValue()).toBe("clickid");
     expect(await page.getByRole("checkbox", { name: "Deposit", exact: true }).isChecked()).toBe(true);
     expect(await page.getByRole("checkbox", { name: "Signup" }).isChecked()).toBe(false);
+    expect(await statusChanges.isChecked()).toBe(true);
     await screenshot(page, "traffic-sources-03-postback-saved");
     expectClean(log);
   });

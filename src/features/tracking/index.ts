@@ -19,12 +19,7 @@ export {
   type ConversionType,
   isConversionType,
 } from "./conversion-types.js";
-export {
-  type ConversionDelivery,
-  DESTINATION_KINDS,
-  type DeliveryListing,
-  sqlListing,
-} from "./deliveries.js";
+export { type DeliveryListing, sqlListing } from "./deliveries.js";
 export { TRACKING_RETENTION } from "./retention.js";
 export type { StatusChange, StatusChangeHook } from "./status-changes.js";
 export { Tracking } from "./tracking.js";

@@ -4057,6 +4057,8 @@ export interface paths {
                      * @example 2026-11-01
                      */
                     comparisonTo?: string;
+                    /** @description Conversion statuses counted, comma-separated, any case: pending, approved, rejected, reversed; default pending,approved. Another set reads the raw conversions, kept 120 days: its windows must start within them */
+                    conversionStatus?: string;
                     /** @description ISO 4217 code the amounts are shown in, each converted at the rate of its event's UTC day; default the reportingCurrency setting */
                     currency?: string;
                     /** @description Page size, 1-500 (default 50) */
@@ -4169,10 +4171,12 @@ export interface paths {
                                 url: string;
                             }[];
                             message: string;
-                            /** @description What the answer's money and time are in */
+                            /** @description What the answer's money and time are in, and which conversions it counts */
                             meta: {
                                 /** @description ISO 4217 code every amount of the answer is in */
                                 currency: string;
+                                /** @description The conversion statuses counted (the status parameter, default pending and approved) */
+                                status: ("pending" | "approved" | "rejected" | "reversed")[];
                                 /** @description The IANA time zone the report's days and windows are read in */
                                 timeZone: string;
                                 /** @description Amounts left out of the sums for want of a rate, by currency; empty when everything converted */
@@ -4366,6 +4370,8 @@ export interface paths {
                      * @example 2026-11-01
                      */
                     comparisonTo?: string;
+                    /** @description Conversion statuses counted, comma-separated, any case: pending, approved, rejected, reversed; default pending,approved. Another set reads the raw conversions, kept 120 days: its windows must start within them */
+                    conversionStatus?: string;
                     /** @description ISO 4217 code the amounts are shown in, each converted at the rate of its event's UTC day; default the reportingCurrency setting */
                     currency?: string;
                     /** @description Page size, 1-500 (default 50) */
@@ -4479,10 +4485,12 @@ export interface paths {
                                 username: string | null;
                             }[];
                             message: string;
-                            /** @description What the answer's money and time are in */
+                            /** @description What the answer's money and time are in, and which conversions it counts */
                             meta: {
                                 /** @description ISO 4217 code every amount of the answer is in */
                                 currency: string;
+                                /** @description The conversion statuses counted (the status parameter, default pending and approved) */
+                                status: ("pending" | "approved" | "rejected" | "reversed")[];
                                 /** @description The IANA time zone the report's days and windows are read in */
                                 timeZone: string;
                                 /** @description Amounts left out of the sums for want of a rate, by currency; empty when everything converted */
@@ -4657,7 +4665,10 @@ export interface paths {
             path?: never;
             cookie?: never;
         };
-        /** Conversions, newest first; the date range applies to occurredAt */
+        /**
+         * Conversions, newest first; the date range applies to occurredAt
+         * @description status: a comma list (any case); every status when absent.
+         */
         get: {
             parameters: {
                 query?: {
@@ -4676,6 +4687,8 @@ export interface paths {
                     limit?: number;
                     /** @description 0-based index of the first item */
                     offset?: number;
+                    /** @description Comma list of pending, approved, rejected, reversed (any case) */
+                    status?: string;
                     /**
                      * @description IANA time zone (e.g. America/New_York): plain dates are whole local days and date-times without an offset wall times there; default the timeZone setting
                      * @example Europe/Berlin
@@ -4717,6 +4730,11 @@ export interface paths {
                                 programId: number | null;
                                 /** Format: date-time */
                                 recordedAt: string;
+                                /**
+                                 * @description pending, approved, rejected or reversed. Reports count pending and approved unless their status filter says otherwise
+                                 * @enum {unknown}
+                                 */
+                                status: "pending" | "approved" | "rejected" | "reversed";
                                 trackerId: number | null;
                                 trafficSourceId: number | null;
                                 /**
@@ -4908,6 +4926,8 @@ export interface paths {
                             externalId?: string | null;
                             /** @description ISO 8601 date-time with an offset (Z); default now. At most 120 days in the past (the raw-event retention) and at most CONVERSION_MAX_FUTURE_S (default 5 minutes) in the future */
                             occurredAt?: string | null;
+                            /** @description pending, approved, rejected or reversed (any case); approved when absent. Repeating an externalId with another status changes the first record's status (answered with duplicate: true, statusChanged: true) */
+                            status?: string | null;
                             /**
                              * @description Any case (signup is Signup). Signup: A visitor registered with the brand; FirstTimeDeposit: A player's first deposit; Qualifier: A player met the program's qualifying criteria (for CPA); Deposit: A deposit after the first; CpaCommission: A CPA commission the program calculated; RevShareCommission: A revenue-share commission the program calculated (may be negative); FlatFeeCommission: A flat-fee commission the program calculated. Signup, FirstTimeDeposit, Qualifier and Deposit fire postbacks; the commission types never do
                              * @enum {unknown}
@@ -4918,6 +4938,8 @@ export interface paths {
                         }[];
                         /** @description ISO 8601 date-time with an offset (Z); default now. At most 120 days in the past (the raw-event retention) and at most CONVERSION_MAX_FUTURE_S (default 5 minutes) in the future */
                         occurredAt?: string | null;
+                        /** @description pending, approved, rejected or reversed (any case); approved when absent. Repeating an externalId with another status changes the first record's status (answered with duplicate: true, statusChanged: true) */
+                        status?: string | null;
                         /**
                          * @description Any case (signup is Signup). Signup: A visitor registered with the brand; FirstTimeDeposit: A player's first deposit; Qualifier: A player met the program's qualifying criteria (for CPA); Deposit: A deposit after the first; CpaCommission: A CPA commission the program calculated; RevShareCommission: A revenue-share commission the program calculated (may be negative); FlatFeeCommission: A flat-fee commission the program calculated. Signup, FirstTimeDeposit, Qualifier and Deposit fire postbacks; the commission types never do
                          * @enum {unknown}
@@ -4958,6 +4980,13 @@ export interface paths {
                                 programId: number | null;
                                 /** Format: date-time */
                                 recordedAt: string;
+                                /**
+                                 * @description pending, approved, rejected or reversed. Reports count pending and approved unless their status filter says otherwise
+                                 * @enum {unknown}
+                                 */
+                                status: "pending" | "approved" | "rejected" | "reversed";
+                                /** @description True when this repeat of an externalId changed the first record's status to the one sent */
+                                statusChanged: boolean;
                                 trackerId: number | null;
                                 trafficSourceId: number | null;
                                 /**
@@ -4990,6 +5019,13 @@ export interface paths {
                                     programId: number | null;
                                     /** Format: date-time */
                                     recordedAt: string;
+                                    /**
+                                     * @description pending, approved, rejected or reversed. Reports count pending and approved unless their status filter says otherwise
+                                     * @enum {unknown}
+                                     */
+                                    status: "pending" | "approved" | "rejected" | "reversed";
+                                    /** @description True when this repeat of an externalId changed the first record's status to the one sent */
+                                    statusChanged: boolean;
                                     trackerId: number | null;
                                     trafficSourceId: number | null;
                                     /**
@@ -5034,6 +5070,13 @@ export interface paths {
                                 programId: number | null;
                                 /** Format: date-time */
                                 recordedAt: string;
+                                /**
+                                 * @description pending, approved, rejected or reversed. Reports count pending and approved unless their status filter says otherwise
+                                 * @enum {unknown}
+                                 */
+                                status: "pending" | "approved" | "rejected" | "reversed";
+                                /** @description True when this repeat of an externalId changed the first record's status to the one sent */
+                                statusChanged: boolean;
                                 trackerId: number | null;
                                 trafficSourceId: number | null;
                                 /**
@@ -5066,6 +5109,13 @@ export interface paths {
                                     programId: number | null;
                                     /** Format: date-time */
                                     recordedAt: string;
+                                    /**
+                                     * @description pending, approved, rejected or reversed. Reports count pending and approved unless their status filter says otherwise
+                                     * @enum {unknown}
+                                     */
+                                    status: "pending" | "approved" | "rejected" | "reversed";
+                                    /** @description True when this repeat of an externalId changed the first record's status to the one sent */
+                                    statusChanged: boolean;
                                     trackerId: number | null;
                                     trafficSourceId: number | null;
                                     /**
@@ -5282,6 +5332,11 @@ export interface paths {
                                 programId: number | null;
                                 /** Format: date-time */
                                 recordedAt: string;
+                                /**
+                                 * @description pending, approved, rejected or reversed. Reports count pending and approved unless their status filter says otherwise
+                                 * @enum {unknown}
+                                 */
+                                status: "pending" | "approved" | "rejected" | "reversed";
                                 trackerId: number | null;
                                 trafficSourceId: number | null;
                                 /**
@@ -5292,6 +5347,622 @@ export interface paths {
                                 /** @description Null when recorded without a value (the reports count it as 0) */
                                 value: number | null;
                             };
+                            message: string;
+                        };
+                    };
+                };
+                /** @description Default Response */
+                400: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            /** @description Stable snake_case result code: ok, validation_error, unauthorized, ... */
+                            code: string;
+                            data: null | ({
+                                errors?: {
+                                    message: string;
+                                    path: string;
+                                }[];
+                                requestId?: string;
+                            } & {
+                                [key: string]: unknown;
+                            });
+                            /** @description Names the field, value or placeholder at fault */
+                            message: string;
+                        };
+                    };
+                };
+                /** @description Default Response */
+                401: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            /** @description Stable snake_case result code: ok, validation_error, unauthorized, ... */
+                            code: string;
+                            data: null | ({
+                                errors?: {
+                                    message: string;
+                                    path: string;
+                                }[];
+                                requestId?: string;
+                            } & {
+                                [key: string]: unknown;
+                            });
+                            /** @description Names the field, value or placeholder at fault */
+                            message: string;
+                        };
+                    };
+                };
+                /** @description Default Response */
+                403: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            /** @description Stable snake_case result code: ok, validation_error, unauthorized, ... */
+                            code: string;
+                            data: null | ({
+                                errors?: {
+                                    message: string;
+                                    path: string;
+                                }[];
+                                requestId?: string;
+                            } & {
+                                [key: string]: unknown;
+                            });
+                            /** @description Names the field, value or placeholder at fault */
+                            message: string;
+                        };
+                    };
+                };
+                /** @description Default Response */
+                404: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            /** @description Stable snake_case result code: ok, validation_error, unauthorized, ... */
+                            code: string;
+                            data: null | ({
+                                errors?: {
+                                    message: string;
+                                    path: string;
+                                }[];
+                                requestId?: string;
+                            } & {
+                                [key: string]: unknown;
+                            });
+                            /** @description Names the field, value or placeholder at fault */
+                            message: string;
+                        };
+                    };
+                };
+                /** @description Default Response */
+                429: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            /** @description Stable snake_case result code: ok, validation_error, unauthorized, ... */
+                            code: string;
+                            data: null | ({
+                                errors?: {
+                                    message: string;
+                                    path: string;
+                                }[];
+                                requestId?: string;
+                            } & {
+                                [key: string]: unknown;
+                            });
+                            /** @description Names the field, value or placeholder at fault */
+                            message: string;
+                        };
+                    };
+                };
+                /** @description Default Response */
+                500: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            /** @description Stable snake_case result code: ok, validation_error, unauthorized, ... */
+                            code: string;
+                            data: null | ({
+                                errors?: {
+                                    message: string;
+                                    path: string;
+                                }[];
+                                requestId?: string;
+                            } & {
+                                [key: string]: unknown;
+                            });
+                            /** @description Names the field, value or placeholder at fault */
+                            message: string;
+                        };
+                    };
+                };
+            };
+        };
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        /**
+         * Change a conversion's status (pending, approved, rejected, reversed), with a reason
+         * @description Kept in its history; a move into or out of pending/approved changes the reports of the day it occurred. Outgoing webhooks and traffic-source postbacks with statusChanges, the operational webhooks (conversion.status_changed) and Google Ads are told. The same status again changes nothing.
+         */
+        patch: {
+            parameters: {
+                query?: never;
+                header?: never;
+                path: {
+                    /** @description The conversion's id */
+                    id: string;
+                };
+                cookie?: never;
+            };
+            requestBody: {
+                content: {
+                    "application/json": {
+                        /** @description Why, kept in the history (e.g. 'chargeback') */
+                        reason?: string | null;
+                        /**
+                         * @description pending, approved, rejected or reversed (any case)
+                         * @enum {unknown}
+                         */
+                        status: "pending" | "approved" | "rejected" | "reversed";
+                    };
+                };
+            };
+            responses: {
+                /** @description Default Response */
+                200: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            /** @description Stable snake_case result code: ok, validation_error, unauthorized, ... */
+                            code: string;
+                            data: {
+                                accountId: number | null;
+                                /** @description False when clickId is absent or unknown in the tenant */
+                                attributed: boolean;
+                                /** @enum {unknown} */
+                                attributionSource: "google" | "meta" | "microsoft" | "outbrain" | "direct";
+                                brandId: number | null;
+                                clickId: string | null;
+                                currency: string | null;
+                                eventName: string;
+                                externalId: string | null;
+                                id: string;
+                                linkId: number | null;
+                                /** Format: date-time */
+                                occurredAt: string;
+                                programId: number | null;
+                                /** Format: date-time */
+                                recordedAt: string;
+                                /**
+                                 * @description pending, approved, rejected or reversed. Reports count pending and approved unless their status filter says otherwise
+                                 * @enum {unknown}
+                                 */
+                                status: "pending" | "approved" | "rejected" | "reversed";
+                                trackerId: number | null;
+                                trafficSourceId: number | null;
+                                /**
+                                 * @description Click: A click on a tracking link; made by the click redirect, never recorded by a caller; Signup: A visitor registered with the brand; FirstTimeDeposit: A player's first deposit; Qualifier: A player met the program's qualifying criteria (for CPA); Deposit: A deposit after the first; CpaCommission: A CPA commission the program calculated; RevShareCommission: A revenue-share commission the program calculated (may be negative); FlatFeeCommission: A flat-fee commission the program calculated. The commission types never fire postbacks; Click fires them only where the tenant has click webhooks
+                                 * @enum {unknown}
+                                 */
+                                type: "Click" | "Signup" | "FirstTimeDeposit" | "Qualifier" | "Deposit" | "CpaCommission" | "RevShareCommission" | "FlatFeeCommission";
+                                /** @description Null when recorded without a value (the reports count it as 0) */
+                                value: number | null;
+                            };
+                            message: string;
+                        };
+                    };
+                };
+                /** @description Default Response */
+                400: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            /** @description Stable snake_case result code: ok, validation_error, unauthorized, ... */
+                            code: string;
+                            data: null | ({
+                                errors?: {
+                                    message: string;
+                                    path: string;
+                                }[];
+                                requestId?: string;
+                            } & {
+                                [key: string]: unknown;
+                            });
+                            /** @description Names the field, value or placeholder at fault */
+                            message: string;
+                        };
+                    };
+                };
+                /** @description Default Response */
+                401: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            /** @description Stable snake_case result code: ok, validation_error, unauthorized, ... */
+                            code: string;
+                            data: null | ({
+                                errors?: {
+                                    message: string;
+                                    path: string;
+                                }[];
+                                requestId?: string;
+                            } & {
+                                [key: string]: unknown;
+                            });
+                            /** @description Names the field, value or placeholder at fault */
+                            message: string;
+                        };
+                    };
+                };
+                /** @description Default Response */
+                403: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            /** @description Stable snake_case result code: ok, validation_error, unauthorized, ... */
+                            code: string;
+                            data: null | ({
+                                errors?: {
+                                    message: string;
+                                    path: string;
+                                }[];
+                                requestId?: string;
+                            } & {
+                                [key: string]: unknown;
+                            });
+                            /** @description Names the field, value or placeholder at fault */
+                            message: string;
+                        };
+                    };
+                };
+                /** @description Default Response */
+                404: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            /** @description Stable snake_case result code: ok, validation_error, unauthorized, ... */
+                            code: string;
+                            data: null | ({
+                                errors?: {
+                                    message: string;
+                                    path: string;
+                                }[];
+                                requestId?: string;
+                            } & {
+                                [key: string]: unknown;
+                            });
+                            /** @description Names the field, value or placeholder at fault */
+                            message: string;
+                        };
+                    };
+                };
+                /** @description Default Response */
+                429: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            /** @description Stable snake_case result code: ok, validation_error, unauthorized, ... */
+                            code: string;
+                            data: null | ({
+                                errors?: {
+                                    message: string;
+                                    path: string;
+                                }[];
+                                requestId?: string;
+                            } & {
+                                [key: string]: unknown;
+                            });
+                            /** @description Names the field, value or placeholder at fault */
+                            message: string;
+                        };
+                    };
+                };
+                /** @description Default Response */
+                500: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            /** @description Stable snake_case result code: ok, validation_error, unauthorized, ... */
+                            code: string;
+                            data: null | ({
+                                errors?: {
+                                    message: string;
+                                    path: string;
+                                }[];
+                                requestId?: string;
+                            } & {
+                                [key: string]: unknown;
+                            });
+                            /** @description Names the field, value or placeholder at fault */
+                            message: string;
+                        };
+                    };
+                };
+            };
+        };
+        trace?: never;
+    };
+    "/api/v1/conversions/{id}/deliveries": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Every place a conversion was queued for: outgoing webhooks, its traffic source's postback, Google Ads
+         * @description Oldest first, at most 200 per destination. A change of status sent to a destination that takes status changes is one more delivery, carrying that status (conversionStatus). Each destination's own history (attempts, answers) is under that destination's routes, by the delivery's id.
+         */
+        get: {
+            parameters: {
+                query?: never;
+                header?: never;
+                path: {
+                    /** @description The conversion's id */
+                    id: string;
+                };
+                cookie?: never;
+            };
+            requestBody?: never;
+            responses: {
+                /** @description Default Response */
+                200: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            /** @description Stable snake_case result code: ok, validation_error, unauthorized, ... */
+                            code: string;
+                            data: {
+                                attempts: number;
+                                /** @description The conversion's status this delivery carries */
+                                conversionStatus: string | null;
+                                /** Format: date-time */
+                                createdAt: string;
+                                /** @enum {unknown} */
+                                destination: "webhook" | "trafficSourcePostback" | "googleAds";
+                                /** @description The delivery's id in its destination's history (a Google Ads upload's id once sent) */
+                                id: string;
+                                /** Format: date-time */
+                                lastAttemptAt: string | null;
+                                /** @description The destination's own words: Queued, Retrying, Delivered, Failed, Cancelled, Held, Paused; Google Ads: pending, accepted, refused, withdrawn */
+                                status: string;
+                                /** @description The webhook, or the traffic source whose postback or Google Ads account it is */
+                                target: {
+                                    id: string;
+                                    name: string | null;
+                                };
+                            }[];
+                            message: string;
+                        };
+                    };
+                };
+                /** @description Default Response */
+                400: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            /** @description Stable snake_case result code: ok, validation_error, unauthorized, ... */
+                            code: string;
+                            data: null | ({
+                                errors?: {
+                                    message: string;
+                                    path: string;
+                                }[];
+                                requestId?: string;
+                            } & {
+                                [key: string]: unknown;
+                            });
+                            /** @description Names the field, value or placeholder at fault */
+                            message: string;
+                        };
+                    };
+                };
+                /** @description Default Response */
+                401: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            /** @description Stable snake_case result code: ok, validation_error, unauthorized, ... */
+                            code: string;
+                            data: null | ({
+                                errors?: {
+                                    message: string;
+                                    path: string;
+                                }[];
+                                requestId?: string;
+                            } & {
+                                [key: string]: unknown;
+                            });
+                            /** @description Names the field, value or placeholder at fault */
+                            message: string;
+                        };
+                    };
+                };
+                /** @description Default Response */
+                403: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            /** @description Stable snake_case result code: ok, validation_error, unauthorized, ... */
+                            code: string;
+                            data: null | ({
+                                errors?: {
+                                    message: string;
+                                    path: string;
+                                }[];
+                                requestId?: string;
+                            } & {
+                                [key: string]: unknown;
+                            });
+                            /** @description Names the field, value or placeholder at fault */
+                            message: string;
+                        };
+                    };
+                };
+                /** @description Default Response */
+                404: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            /** @description Stable snake_case result code: ok, validation_error, unauthorized, ... */
+                            code: string;
+                            data: null | ({
+                                errors?: {
+                                    message: string;
+                                    path: string;
+                                }[];
+                                requestId?: string;
+                            } & {
+                                [key: string]: unknown;
+                            });
+                            /** @description Names the field, value or placeholder at fault */
+                            message: string;
+                        };
+                    };
+                };
+                /** @description Default Response */
+                429: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            /** @description Stable snake_case result code: ok, validation_error, unauthorized, ... */
+                            code: string;
+                            data: null | ({
+                                errors?: {
+                                    message: string;
+                                    path: string;
+                                }[];
+                                requestId?: string;
+                            } & {
+                                [key: string]: unknown;
+                            });
+                            /** @description Names the field, value or placeholder at fault */
+                            message: string;
+                        };
+                    };
+                };
+                /** @description Default Response */
+                500: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            /** @description Stable snake_case result code: ok, validation_error, unauthorized, ... */
+                            code: string;
+                            data: null | ({
+                                errors?: {
+                                    message: string;
+                                    path: string;
+                                }[];
+                                requestId?: string;
+                            } & {
+                                [key: string]: unknown;
+                            });
+                            /** @description Names the field, value or placeholder at fault */
+                            message: string;
+                        };
+                    };
+                };
+            };
+        };
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/v1/conversions/{id}/history": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** Every status of a conversion, oldest first: its recording, then each change with who and why */
+        get: {
+            parameters: {
+                query?: never;
+                header?: never;
+                path: {
+                    /** @description The conversion's id */
+                    id: string;
+                };
+                cookie?: never;
+            };
+            requestBody?: never;
+            responses: {
+                /** @description Default Response */
+                200: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            /** @description Stable snake_case result code: ok, validation_error, unauthorized, ... */
+                            code: string;
+                            data: {
+                                /** Format: date-time */
+                                at: string;
+                                by: {
+                                    id: string | null;
+                                    name: string | null;
+                                    /** @enum {unknown} */
+                                    type: "apiKey" | "user" | "postback";
+                                };
+                                reason: string | null;
+                                /** @enum {unknown} */
+                                source: "postback" | "api" | "dashboard";
+                                /**
+                                 * @description pending, approved, rejected or reversed. Reports count pending and approved unless their status filter says otherwise
+                                 * @enum {unknown}
+                                 */
+                                status: "pending" | "approved" | "rejected" | "reversed";
+                            }[];
                             message: string;
                         };
                     };
@@ -5493,6 +6164,8 @@ export interface paths {
                                 attempts: number;
                                 clickId: string | null;
                                 conversionId: string | null;
+                                /** @description The conversion's status this delivery carries (pending, approved, rejected, reversed); null for a Click */
+                                conversionStatus: string | null;
                                 conversionType: string;
                                 /** Format: date-time */
                                 createdAt: string;
@@ -5696,6 +6369,8 @@ export interface paths {
                                 attempts: number;
                                 clickId: string | null;
                                 conversionId: string | null;
+                                /** @description The conversion's status this delivery carries (pending, approved, rejected, reversed); null for a Click */
+                                conversionStatus: string | null;
                                 conversionType: string;
                                 /** Format: date-time */
                                 createdAt: string;
@@ -6280,6 +6955,8 @@ export interface paths {
                                 attempts: number;
                                 clickId: string | null;
                                 conversionId: string | null;
+                                /** @description The conversion's status this delivery carries (pending, approved, rejected, reversed); null for a Click */
+                                conversionStatus: string | null;
                                 conversionType: string;
                                 /** Format: date-time */
                                 createdAt: string;
@@ -7074,6 +7751,7 @@ export interface paths {
                                 name: string;
                                 /** @enum {unknown} */
                                 status: "Enabled" | "Disabled" | "Suspended";
+                                statusChanges: boolean;
                                 statusReason: string | null;
                                 trafficSourceId: number | null;
                                 /** Format: date-time */
@@ -7258,6 +7936,8 @@ export interface paths {
                          * @enum {unknown}
                          */
                         status?: "Enabled" | "Disabled";
+                        /** @description Default false. True: each change of a conversion's status (pending, approved, rejected, reversed) that the filters let through sends that conversion again with its new status (conversionStatus placeholder, status in the POST payload), and conversions recorded as rejected or reversed are sent too. False: a receiver that does not know statuses gets each conversion once, and none recorded as rejected or reversed */
+                        statusChanges?: boolean;
                         /** @description Omitted or null: affiliate-level (every conversion); else only conversions of that traffic source */
                         trafficSourceId?: number | null;
                         /** @description URL template with ${name}, {{name}} or {{{name}}} placeholders; a raw {{{name}}} is refused in the scheme, user info, host or port */
@@ -7289,6 +7969,7 @@ export interface paths {
                                 name: string;
                                 /** @enum {unknown} */
                                 status: "Enabled" | "Disabled" | "Suspended";
+                                statusChanges: boolean;
                                 statusReason: string | null;
                                 trafficSourceId: number | null;
                                 /** Format: date-time */
@@ -7510,6 +8191,7 @@ export interface paths {
                                 name: string;
                                 /** @enum {unknown} */
                                 status: "Enabled" | "Disabled" | "Suspended";
+                                statusChanges: boolean;
                                 statusReason: string | null;
                                 trafficSourceId: number | null;
                                 /** Format: date-time */
@@ -7862,6 +8544,8 @@ export interface paths {
                          * @enum {unknown}
                          */
                         status?: "Enabled" | "Disabled";
+                        /** @description Default false. True: each change of a conversion's status (pending, approved, rejected, reversed) that the filters let through sends that conversion again with its new status (conversionStatus placeholder, status in the POST payload), and conversions recorded as rejected or reversed are sent too. False: a receiver that does not know statuses gets each conversion once, and none recorded as rejected or reversed */
+                        statusChanges?: boolean;
                         /** @description Omitted or null: affiliate-level (every conversion); else only conversions of that traffic source */
                         trafficSourceId?: number | null;
                         /** @description URL template with ${name}, {{name}} or {{{name}}} placeholders; a raw {{{name}}} is refused in the scheme, user info, host or port */
@@ -7893,6 +8577,7 @@ export interface paths {
                                 name: string;
                                 /** @enum {unknown} */
                                 status: "Enabled" | "Disabled" | "Suspended";
+                                statusChanges: boolean;
                                 statusReason: string | null;
                                 trafficSourceId: number | null;
                                 /** Format: date-time */
@@ -10937,8 +11622,8 @@ export interface paths {
                     "application/json": {
                         /** @description A note for people; blank clears it */
                         description?: string | null;
-                        /** @description Event types sent to this webhook; empty or omitted means all: api_token.expiring, api_token.expired, issue.opened, issue.closed, outgoing_webhook.suspended, outgoing_webhook.enabled */
-                        events?: ("api_token.expiring" | "api_token.expired" | "issue.opened" | "issue.closed" | "outgoing_webhook.suspended" | "outgoing_webhook.enabled")[];
+                        /** @description Event types sent to this webhook; empty or omitted means all: api_token.expiring, api_token.expired, issue.opened, issue.closed, outgoing_webhook.suspended, outgoing_webhook.enabled, conversion.status_changed */
+                        events?: ("api_token.expiring" | "api_token.expired" | "issue.opened" | "issue.closed" | "outgoing_webhook.suspended" | "outgoing_webhook.enabled" | "conversion.status_changed")[];
                         /** @description https URL receiving the signed messages (plain http only for hosts in WEBHOOK_ALLOWED_HOSTS) */
                         url: string;
                     };
@@ -11531,8 +12216,8 @@ export interface paths {
                     "application/json": {
                         /** @description A note for people; blank clears it */
                         description?: string | null;
-                        /** @description Event types sent to this webhook; empty or omitted means all: api_token.expiring, api_token.expired, issue.opened, issue.closed, outgoing_webhook.suspended, outgoing_webhook.enabled */
-                        events?: ("api_token.expiring" | "api_token.expired" | "issue.opened" | "issue.closed" | "outgoing_webhook.suspended" | "outgoing_webhook.enabled")[];
+                        /** @description Event types sent to this webhook; empty or omitted means all: api_token.expiring, api_token.expired, issue.opened, issue.closed, outgoing_webhook.suspended, outgoing_webhook.enabled, conversion.status_changed */
+                        events?: ("api_token.expiring" | "api_token.expired" | "issue.opened" | "issue.closed" | "outgoing_webhook.suspended" | "outgoing_webhook.enabled" | "conversion.status_changed")[];
                         /** @description https URL receiving the signed messages (plain http only for hosts in WEBHOOK_ALLOWED_HOSTS) */
                         url?: string;
                     };
@@ -11731,7 +12416,7 @@ export interface paths {
                     /** @description 0-based index of the first item */
                     offset?: number;
                     status?: "Queued" | "Retrying" | "Delivered" | "Failed";
-                    type?: "api_token.expiring" | "api_token.expired" | "issue.opened" | "issue.closed" | "outgoing_webhook.suspended" | "outgoing_webhook.enabled";
+                    type?: "api_token.expiring" | "api_token.expired" | "issue.opened" | "issue.closed" | "outgoing_webhook.suspended" | "outgoing_webhook.enabled" | "conversion.status_changed";
                 };
                 header?: never;
                 path: {
@@ -11787,7 +12472,7 @@ export interface paths {
                                     /** Format: date-time */
                                     timestamp: string;
                                     /** @enum {unknown} */
-                                    type: "api_token.expiring" | "api_token.expired" | "issue.opened" | "issue.closed" | "outgoing_webhook.suspended" | "outgoing_webhook.enabled";
+                                    type: "api_token.expiring" | "api_token.expired" | "issue.opened" | "issue.closed" | "outgoing_webhook.suspended" | "outgoing_webhook.enabled" | "conversion.status_changed";
                                 };
                                 /**
                                  * @description Failed: every retry of the schedule failed
@@ -11795,7 +12480,7 @@ export interface paths {
                                  */
                                 status: "Queued" | "Retrying" | "Delivered" | "Failed";
                                 /** @enum {unknown} */
-                                type: "api_token.expiring" | "api_token.expired" | "issue.opened" | "issue.closed" | "outgoing_webhook.suspended" | "outgoing_webhook.enabled";
+                                type: "api_token.expiring" | "api_token.expired" | "issue.opened" | "issue.closed" | "outgoing_webhook.suspended" | "outgoing_webhook.enabled" | "conversion.status_changed";
                             }[];
                             message: string;
                             pagination: {
@@ -13194,6 +13879,8 @@ export interface paths {
                     sortBy?: string;
                     /** @description Stats, comma-separated (default all): clicks, uniqueClicks, signups, firstTimeDeposit (alias ftd), qualifiers, deposits, depositAmount, cpaCommission, revShareCommission, flatFeeCommission, commission, conversionRate, epc */
                     stats?: string;
+                    /** @description Conversion statuses counted, comma-separated, any case: pending, approved, rejected, reversed; default pending,approved. Another set reads the raw conversions, kept 120 days: its windows must start within them */
+                    status?: string;
                     /**
                      * @description IANA time zone (e.g. America/New_York) in which plain dates are whole local days, wall times are read, and date, week, month and hour rows are local; default the timeZone setting
                      * @example Europe/Berlin
@@ -13225,10 +13912,12 @@ export interface paths {
                                 rows: unknown[][];
                             };
                             message: string;
-                            /** @description What the answer's money and time are in */
+                            /** @description What the answer's money and time are in, and which conversions it counts */
                             meta: {
                                 /** @description ISO 4217 code every amount of the answer is in */
                                 currency: string;
+                                /** @description The conversion statuses counted (the status parameter, default pending and approved) */
+                                status: ("pending" | "approved" | "rejected" | "reversed")[];
                                 /** @description The IANA time zone the report's days and windows are read in */
                                 timeZone: string;
                                 /** @description Amounts left out of the sums for want of a rate, by currency; empty when everything converted */
@@ -15590,6 +16279,7 @@ export interface paths {
                                     conversionTypes: string[];
                                     enabled: boolean;
                                     payoutShare: number | null;
+                                    statusChanges: boolean;
                                     url: string;
                                 } | null;
                                 /** Format: date-time */
@@ -15770,6 +16460,8 @@ export interface paths {
                             enabled?: boolean;
                             /** @description Percent of the conversion's value sent as payout; null (the default): payout is empty */
                             payoutShare?: number | null;
+                            /** @description Default false. True: each change of a conversion's status (pending, approved, rejected, reversed) re-fires the postback with the new status (conversionStatus placeholder), and conversions recorded as rejected or reversed are sent too. False: each conversion is sent once, none recorded as rejected or reversed */
+                            statusChanges?: boolean;
                             /** @description URL template with the outgoing-webhook placeholders (${name}, {{name}}, {{{name}}}) plus externalId (the source's click id) and payout */
                             url: string;
                         } | null;
@@ -15798,6 +16490,7 @@ export interface paths {
                                     conversionTypes: string[];
                                     enabled: boolean;
                                     payoutShare: number | null;
+                                    statusChanges: boolean;
                                     url: string;
                                 } | null;
                                 /** Format: date-time */
@@ -16015,6 +16708,7 @@ export interface paths {
                                     conversionTypes: string[];
                                     enabled: boolean;
                                     payoutShare: number | null;
+                                    statusChanges: boolean;
                                     url: string;
                                 } | null;
                                 /** Format: date-time */
@@ -16386,6 +17080,8 @@ export interface paths {
                             enabled?: boolean;
                             /** @description Percent of the conversion's value sent as payout; null (the default): payout is empty */
                             payoutShare?: number | null;
+                            /** @description Default false. True: each change of a conversion's status (pending, approved, rejected, reversed) re-fires the postback with the new status (conversionStatus placeholder), and conversions recorded as rejected or reversed are sent too. False: each conversion is sent once, none recorded as rejected or reversed */
+                            statusChanges?: boolean;
                             /** @description URL template with the outgoing-webhook placeholders (${name}, {{name}}, {{{name}}}) plus externalId (the source's click id) and payout */
                             url: string;
                         } | null;
@@ -16414,6 +17110,7 @@ export interface paths {
                                     conversionTypes: string[];
                                     enabled: boolean;
                                     payoutShare: number | null;
+                                    statusChanges: boolean;
                                     url: string;
                                 } | null;
                                 /** Format: date-time */
@@ -17263,6 +17960,217 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/api/v1/traffic-sources/{id}/google-ads/queue": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** The conversions not taken into an upload, oldest first: queued, or withdrawn because their conversion was rejected or reversed first */
+        get: {
+            parameters: {
+                query?: {
+                    /** @description Page size, 1-500 */
+                    limit?: number;
+                    /** @description 0-based index of the first item */
+                    offset?: number;
+                    outcome?: "pending" | "withdrawn";
+                };
+                header?: never;
+                path: {
+                    /** @description The traffic source's id */
+                    id: number;
+                };
+                cookie?: never;
+            };
+            requestBody?: never;
+            responses: {
+                /** @description Default Response */
+                200: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            /** @description Stable snake_case result code: ok, validation_error, unauthorized, ... */
+                            code: string;
+                            data: {
+                                conversionId: string;
+                                conversionType: string;
+                                /**
+                                 * Format: date-time
+                                 * @description When it was queued
+                                 */
+                                createdAt: string;
+                                gclid: string;
+                                /**
+                                 * @description pending: waiting for its upload; withdrawn: its conversion was rejected or reversed first, so it is not sent (queued again if it is approved while its click is inside the 90 days)
+                                 * @enum {unknown}
+                                 */
+                                outcome: "pending" | "withdrawn";
+                                reason: string | null;
+                                /** @description What Google was (not) told of a change of the conversion's status after its upload, e.g. that a conversion reversed after Google accepted it must be retracted in Google Ads */
+                                statusNote: string | null;
+                            }[];
+                            message: string;
+                            pagination: {
+                                limit: number;
+                                offset: number;
+                                /** @description Number of items in the whole filtered set */
+                                total: number;
+                            };
+                        };
+                    };
+                };
+                /** @description Default Response */
+                400: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            /** @description Stable snake_case result code: ok, validation_error, unauthorized, ... */
+                            code: string;
+                            data: null | ({
+                                errors?: {
+                                    message: string;
+                                    path: string;
+                                }[];
+                                requestId?: string;
+                            } & {
+                                [key: string]: unknown;
+                            });
+                            /** @description Names the field, value or placeholder at fault */
+                            message: string;
+                        };
+                    };
+                };
+                /** @description Default Response */
+                401: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            /** @description Stable snake_case result code: ok, validation_error, unauthorized, ... */
+                            code: string;
+                            data: null | ({
+                                errors?: {
+                                    message: string;
+                                    path: string;
+                                }[];
+                                requestId?: string;
+                            } & {
+                                [key: string]: unknown;
+                            });
+                            /** @description Names the field, value or placeholder at fault */
+                            message: string;
+                        };
+                    };
+                };
+                /** @description Default Response */
+                403: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            /** @description Stable snake_case result code: ok, validation_error, unauthorized, ... */
+                            code: string;
+                            data: null | ({
+                                errors?: {
+                                    message: string;
+                                    path: string;
+                                }[];
+                                requestId?: string;
+                            } & {
+                                [key: string]: unknown;
+                            });
+                            /** @description Names the field, value or placeholder at fault */
+                            message: string;
+                        };
+                    };
+                };
+                /** @description Default Response */
+                404: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            /** @description Stable snake_case result code: ok, validation_error, unauthorized, ... */
+                            code: string;
+                            data: null | ({
+                                errors?: {
+                                    message: string;
+                                    path: string;
+                                }[];
+                                requestId?: string;
+                            } & {
+                                [key: string]: unknown;
+                            });
+                            /** @description Names the field, value or placeholder at fault */
+                            message: string;
+                        };
+                    };
+                };
+                /** @description Default Response */
+                429: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            /** @description Stable snake_case result code: ok, validation_error, unauthorized, ... */
+                            code: string;
+                            data: null | ({
+                                errors?: {
+                                    message: string;
+                                    path: string;
+                                }[];
+                                requestId?: string;
+                            } & {
+                                [key: string]: unknown;
+                            });
+                            /** @description Names the field, value or placeholder at fault */
+                            message: string;
+                        };
+                    };
+                };
+                /** @description Default Response */
+                500: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            /** @description Stable snake_case result code: ok, validation_error, unauthorized, ... */
+                            code: string;
+                            data: null | ({
+                                errors?: {
+                                    message: string;
+                                    path: string;
+                                }[];
+                                requestId?: string;
+                            } & {
+                                [key: string]: unknown;
+                            });
+                            /** @description Names the field, value or placeholder at fault */
+                            message: string;
+                        };
+                    };
+                };
+            };
+        };
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/api/v1/traffic-sources/{id}/google-ads/uploads": {
         parameters: {
             query?: never;
@@ -17524,9 +18432,14 @@ export interface paths {
                                     conversionId: string;
                                     conversionType: string;
                                     gclid: string;
-                                    /** @enum {unknown} */
-                                    outcome: "accepted" | "refused" | "pending";
+                                    /**
+                                     * @description accepted or refused by Google (or by our check before sending), pending (waiting for a retry), or withdrawn: its conversion was rejected or reversed before Google accepted it, so it is not sent
+                                     * @enum {unknown}
+                                     */
+                                    outcome: "accepted" | "refused" | "pending" | "withdrawn";
                                     reason: string | null;
+                                    /** @description What Google was (not) told of a change of the conversion's status after its upload, e.g. that a conversion reversed after Google accepted it must be retracted in Google Ads */
+                                    statusNote: string | null;
                                 }[];
                                 /** Format: date-time */
                                 nextAttemptAt: string | null;
@@ -17745,6 +18658,8 @@ export interface paths {
                             data: {
                                 attempts: number;
                                 conversionId: string;
+                                /** @description The conversion's status this postback carries */
+                                conversionStatus: string;
                                 /** Format: date-time */
                                 createdAt: string;
                                 /** @description tsp_... */
@@ -18164,6 +19079,8 @@ export interface paths {
                             data: {
                                 attempts: number;
                                 conversionId: string;
+                                /** @description The conversion's status this postback carries */
+                                conversionStatus: string;
                                 /** Format: date-time */
                                 createdAt: string;
                                 /** @description tsp_... */
@@ -18967,6 +19884,8 @@ export interface paths {
                     externalId?: unknown;
                     /** @description ISO 8601 date-time; default now */
                     occurredAt?: unknown;
+                    /** @description pending, approved, rejected or reversed (any case); approved when absent. Repeating an externalId with another status changes the first record's status */
+                    status?: unknown;
                     /** @description Any case (signup is Signup). Signup: A visitor registered with the brand; FirstTimeDeposit: A player's first deposit; Qualifier: A player met the program's qualifying criteria (for CPA); Deposit: A deposit after the first; CpaCommission: A CPA commission the program calculated; RevShareCommission: A revenue-share commission the program calculated (may be negative); FlatFeeCommission: A flat-fee commission the program calculated. Signup, FirstTimeDeposit, Qualifier and Deposit fire postbacks; the commission types never do */
                     type?: "Signup" | "FirstTimeDeposit" | "Qualifier" | "Deposit" | "CpaCommission" | "RevShareCommission" | "FlatFeeCommission";
                     /** @description Amount, at most 4 decimals; absent: recorded as null (empty in postbacks, 0 in reports) */
@@ -18990,6 +19909,11 @@ export interface paths {
                             attributed?: boolean;
                             /** @description Same as id (kept for existing integrations) */
                             conversionId?: string;
+                            /**
+                             * @description pending, approved, rejected or reversed. Reports count pending and approved unless their status filter says otherwise
+                             * @enum {unknown}
+                             */
+                            conversionStatus?: "pending" | "approved" | "rejected" | "reversed";
                             currency?: string | null;
                             /** @description True when externalId was seen before: nothing new was recorded */
                             duplicate?: boolean;
@@ -18998,6 +19922,8 @@ export interface paths {
                             message: string;
                             /** @enum {unknown} */
                             status: "ok" | "duplicate" | "error";
+                            /** @description True when this repeat of an externalId changed the first record's status */
+                            statusChanged?: boolean;
                             /**
                              * @description Any case (signup is Signup). Signup: A visitor registered with the brand; FirstTimeDeposit: A player's first deposit; Qualifier: A player met the program's qualifying criteria (for CPA); Deposit: A deposit after the first; CpaCommission: A CPA commission the program calculated; RevShareCommission: A revenue-share commission the program calculated (may be negative); FlatFeeCommission: A flat-fee commission the program calculated. Signup, FirstTimeDeposit, Qualifier and Deposit fire postbacks; the commission types never do
                              * @enum {unknown}
@@ -19018,6 +19944,11 @@ export interface paths {
                             attributed?: boolean;
                             /** @description Same as id (kept for existing integrations) */
                             conversionId?: string;
+                            /**
+                             * @description pending, approved, rejected or reversed. Reports count pending and approved unless their status filter says otherwise
+                             * @enum {unknown}
+                             */
+                            conversionStatus?: "pending" | "approved" | "rejected" | "reversed";
                             currency?: string | null;
                             /** @description True when externalId was seen before: nothing new was recorded */
                             duplicate?: boolean;
@@ -19026,6 +19957,8 @@ export interface paths {
                             message: string;
                             /** @enum {unknown} */
                             status: "ok" | "duplicate" | "error";
+                            /** @description True when this repeat of an externalId changed the first record's status */
+                            statusChanged?: boolean;
                             /**
                              * @description Any case (signup is Signup). Signup: A visitor registered with the brand; FirstTimeDeposit: A player's first deposit; Qualifier: A player met the program's qualifying criteria (for CPA); Deposit: A deposit after the first; CpaCommission: A CPA commission the program calculated; RevShareCommission: A revenue-share commission the program calculated (may be negative); FlatFeeCommission: A flat-fee commission the program calculated. Signup, FirstTimeDeposit, Qualifier and Deposit fire postbacks; the commission types never do
                              * @enum {unknown}
@@ -19046,6 +19979,11 @@ export interface paths {
                             attributed?: boolean;
                             /** @description Same as id (kept for existing integrations) */
                             conversionId?: string;
+                            /**
+                             * @description pending, approved, rejected or reversed. Reports count pending and approved unless their status filter says otherwise
+                             * @enum {unknown}
+                             */
+                            conversionStatus?: "pending" | "approved" | "rejected" | "reversed";
                             currency?: string | null;
                             /** @description True when externalId was seen before: nothing new was recorded */
                             duplicate?: boolean;
@@ -19054,6 +19992,8 @@ export interface paths {
                             message: string;
                             /** @enum {unknown} */
                             status: "ok" | "duplicate" | "error";
+                            /** @description True when this repeat of an externalId changed the first record's status */
+                            statusChanged?: boolean;
                             /**
                              * @description Any case (signup is Signup). Signup: A visitor registered with the brand; FirstTimeDeposit: A player's first deposit; Qualifier: A player met the program's qualifying criteria (for CPA); Deposit: A deposit after the first; CpaCommission: A CPA commission the program calculated; RevShareCommission: A revenue-share commission the program calculated (may be negative); FlatFeeCommission: A flat-fee commission the program calculated. Signup, FirstTimeDeposit, Qualifier and Deposit fire postbacks; the commission types never do
                              * @enum {unknown}
@@ -19074,6 +20014,11 @@ export interface paths {
                             attributed?: boolean;
                             /** @description Same as id (kept for existing integrations) */
                             conversionId?: string;
+                            /**
+                             * @description pending, approved, rejected or reversed. Reports count pending and approved unless their status filter says otherwise
+                             * @enum {unknown}
+                             */
+                            conversionStatus?: "pending" | "approved" | "rejected" | "reversed";
                             currency?: string | null;
                             /** @description True when externalId was seen before: nothing new was recorded */
                             duplicate?: boolean;
@@ -19082,6 +20027,8 @@ export interface paths {
                             message: string;
                             /** @enum {unknown} */
                             status: "ok" | "duplicate" | "error";
+                            /** @description True when this repeat of an externalId changed the first record's status */
+                            statusChanged?: boolean;
                             /**
                              * @description Any case (signup is Signup). Signup: A visitor registered with the brand; FirstTimeDeposit: A player's first deposit; Qualifier: A player met the program's qualifying criteria (for CPA); Deposit: A deposit after the first; CpaCommission: A CPA commission the program calculated; RevShareCommission: A revenue-share commission the program calculated (may be negative); FlatFeeCommission: A flat-fee commission the program calculated. Signup, FirstTimeDeposit, Qualifier and Deposit fire postbacks; the commission types never do
                              * @enum {unknown}
@@ -19102,6 +20049,11 @@ export interface paths {
                             attributed?: boolean;
                             /** @description Same as id (kept for existing integrations) */
                             conversionId?: string;
+                            /**
+                             * @description pending, approved, rejected or reversed. Reports count pending and approved unless their status filter says otherwise
+                             * @enum {unknown}
+                             */
+                            conversionStatus?: "pending" | "approved" | "rejected" | "reversed";
                             currency?: string | null;
                             /** @description True when externalId was seen before: nothing new was recorded */
                             duplicate?: boolean;
@@ -19110,6 +20062,8 @@ export interface paths {
                             message: string;
                             /** @enum {unknown} */
                             status: "ok" | "duplicate" | "error";
+                            /** @description True when this repeat of an externalId changed the first record's status */
+                            statusChanged?: boolean;
                             /**
                              * @description Any case (signup is Signup). Signup: A visitor registered with the brand; FirstTimeDeposit: A player's first deposit; Qualifier: A player met the program's qualifying criteria (for CPA); Deposit: A deposit after the first; CpaCommission: A CPA commission the program calculated; RevShareCommission: A revenue-share commission the program calculated (may be negative); FlatFeeCommission: A flat-fee commission the program calculated. Signup, FirstTimeDeposit, Qualifier and Deposit fire postbacks; the commission types never do
                              * @enum {unknown}
@@ -19146,6 +20100,8 @@ export interface paths {
                         externalId?: unknown;
                         /** @description ISO 8601 date-time; default now */
                         occurredAt?: unknown;
+                        /** @description pending, approved, rejected or reversed (any case); approved when absent. Repeating an externalId with another status changes the first record's status */
+                        status?: unknown;
                         /**
                          * @description Any case (signup is Signup). Signup: A visitor registered with the brand; FirstTimeDeposit: A player's first deposit; Qualifier: A player met the program's qualifying criteria (for CPA); Deposit: A deposit after the first; CpaCommission: A CPA commission the program calculated; RevShareCommission: A revenue-share commission the program calculated (may be negative); FlatFeeCommission: A flat-fee commission the program calculated. Signup, FirstTimeDeposit, Qualifier and Deposit fire postbacks; the commission types never do
                          * @enum {unknown}
@@ -19169,6 +20125,11 @@ export interface paths {
                             attributed?: boolean;
                             /** @description Same as id (kept for existing integrations) */
                             conversionId?: string;
+                            /**
+                             * @description pending, approved, rejected or reversed. Reports count pending and approved unless their status filter says otherwise
+                             * @enum {unknown}
+                             */
+                            conversionStatus?: "pending" | "approved" | "rejected" | "reversed";
                             currency?: string | null;
                             /** @description True when externalId was seen before: nothing new was recorded */
                             duplicate?: boolean;
@@ -19177,6 +20138,8 @@ export interface paths {
                             message: string;
                             /** @enum {unknown} */
                             status: "ok" | "duplicate" | "error";
+                            /** @description True when this repeat of an externalId changed the first record's status */
+                            statusChanged?: boolean;
                             /**
                              * @description Any case (signup is Signup). Signup: A visitor registered with the brand; FirstTimeDeposit: A player's first deposit; Qualifier: A player met the program's qualifying criteria (for CPA); Deposit: A deposit after the first; CpaCommission: A CPA commission the program calculated; RevShareCommission: A revenue-share commission the program calculated (may be negative); FlatFeeCommission: A flat-fee commission the program calculated. Signup, FirstTimeDeposit, Qualifier and Deposit fire postbacks; the commission types never do
                              * @enum {unknown}
@@ -19197,6 +20160,11 @@ export interface paths {
                             attributed?: boolean;
                             /** @description Same as id (kept for existing integrations) */
                             conversionId?: string;
+                            /**
+                             * @description pending, approved, rejected or reversed. Reports count pending and approved unless their status filter says otherwise
+                             * @enum {unknown}
+                             */
+                            conversionStatus?: "pending" | "approved" | "rejected" | "reversed";
                             currency?: string | null;
                             /** @description True when externalId was seen before: nothing new was recorded */
                             duplicate?: boolean;
@@ -19205,6 +20173,8 @@ export interface paths {
                             message: string;
                             /** @enum {unknown} */
                             status: "ok" | "duplicate" | "error";
+                            /** @description True when this repeat of an externalId changed the first record's status */
+                            statusChanged?: boolean;
                             /**
                              * @description Any case (signup is Signup). Signup: A visitor registered with the brand; FirstTimeDeposit: A player's first deposit; Qualifier: A player met the program's qualifying criteria (for CPA); Deposit: A deposit after the first; CpaCommission: A CPA commission the program calculated; RevShareCommission: A revenue-share commission the program calculated (may be negative); FlatFeeCommission: A flat-fee commission the program calculated. Signup, FirstTimeDeposit, Qualifier and Deposit fire postbacks; the commission types never do
                              * @enum {unknown}
@@ -19225,6 +20195,11 @@ export interface paths {
                             attributed?: boolean;
                             /** @description Same as id (kept for existing integrations) */
                             conversionId?: string;
+                            /**
+                             * @description pending, approved, rejected or reversed. Reports count pending and approved unless their status filter says otherwise
+                             * @enum {unknown}
+                             */
+                            conversionStatus?: "pending" | "approved" | "rejected" | "reversed";
                             currency?: string | null;
                             /** @description True when externalId was seen before: nothing new was recorded */
                             duplicate?: boolean;
@@ -19233,6 +20208,8 @@ export interface paths {
                             message: string;
                             /** @enum {unknown} */
                             status: "ok" | "duplicate" | "error";
+                            /** @description True when this repeat of an externalId changed the first record's status */
+                            statusChanged?: boolean;
                             /**
                              * @description Any case (signup is Signup). Signup: A visitor registered with the brand; FirstTimeDeposit: A player's first deposit; Qualifier: A player met the program's qualifying criteria (for CPA); Deposit: A deposit after the first; CpaCommission: A CPA commission the program calculated; RevShareCommission: A revenue-share commission the program calculated (may be negative); FlatFeeCommission: A flat-fee commission the program calculated. Signup, FirstTimeDeposit, Qualifier and Deposit fire postbacks; the commission types never do
                              * @enum {unknown}
@@ -19253,6 +20230,11 @@ export interface paths {
                             attributed?: boolean;
                             /** @description Same as id (kept for existing integrations) */
                             conversionId?: string;
+                            /**
+                             * @description pending, approved, rejected or reversed. Reports count pending and approved unless their status filter says otherwise
+                             * @enum {unknown}
+                             */
+                            conversionStatus?: "pending" | "approved" | "rejected" | "reversed";
                             currency?: string | null;
                             /** @description True when externalId was seen before: nothing new was recorded */
                             duplicate?: boolean;
@@ -19261,6 +20243,8 @@ export interface paths {
                             message: string;
                             /** @enum {unknown} */
                             status: "ok" | "duplicate" | "error";
+                            /** @description True when this repeat of an externalId changed the first record's status */
+                            statusChanged?: boolean;
                             /**
                              * @description Any case (signup is Signup). Signup: A visitor registered with the brand; FirstTimeDeposit: A player's first deposit; Qualifier: A player met the program's qualifying criteria (for CPA); Deposit: A deposit after the first; CpaCommission: A CPA commission the program calculated; RevShareCommission: A revenue-share commission the program calculated (may be negative); FlatFeeCommission: A flat-fee commission the program calculated. Signup, FirstTimeDeposit, Qualifier and Deposit fire postbacks; the commission types never do
                              * @enum {unknown}
@@ -19281,6 +20265,11 @@ export interface paths {
                             attributed?: boolean;
                             /** @description Same as id (kept for existing integrations) */
                             conversionId?: string;
+                            /**
+                             * @description pending, approved, rejected or reversed. Reports count pending and approved unless their status filter says otherwise
+                             * @enum {unknown}
+                             */
+                            conversionStatus?: "pending" | "approved" | "rejected" | "reversed";
                             currency?: string | null;
                             /** @description True when externalId was seen before: nothing new was recorded */
                             duplicate?: boolean;
@@ -19289,6 +20278,8 @@ export interface paths {
                             message: string;
                             /** @enum {unknown} */
                             status: "ok" | "duplicate" | "error";
+                            /** @description True when this repeat of an externalId changed the first record's status */
+                            statusChanged?: boolean;
                             /**
                              * @description Any case (signup is Signup). Signup: A visitor registered with the brand; FirstTimeDeposit: A player's first deposit; Qualifier: A player met the program's qualifying criteria (for CPA); Deposit: A deposit after the first; CpaCommission: A CPA commission the program calculated; RevShareCommission: A revenue-share commission the program calculated (may be negative); FlatFeeCommission: A flat-fee commission the program calculated. Signup, FirstTimeDeposit, Qualifier and Deposit fire postbacks; the commission types never do
                              * @enum {unknown}

@@ -8,6 +8,8 @@ import { CatalogName } from "./CatalogName";
 import { ConversionValue } from "./ConversionValue";
 import { Postbacks } from "./Postbacks";
 import { conversionRoute } from "./routes";
+import { StatusBadge } from "./StatusBadge";
+import { conversionKeys, StatusSection } from "./StatusSection";
 import { typeLabel } from "./search";
 import "./conversions.css";
 
@@ -18,7 +20,7 @@ const isNotFound = (error: unknown) => error instanceof ApiFailure && error.stat
 export function ConversionPage() {
   const { conversionId } = conversionRoute.useParams();
   const conversion = useQuery({
-    queryKey: ["conversions", "one", conversionId],
+    queryKey: conversionKeys.one(conversionId),
     queryFn: async () =>
       (await unwrap(api.GET("/api/v1/conversions/{id}", { params: { path: { id: conversionId } } }))).data,
   });
@@ -50,6 +52,9 @@ export function ConversionPage() {
             <h2 id="details-title">Details</h2>
             <dl className="facts">
               <Fact label="Type">{conversion.data.type}</Fact>
+              <Fact label="Status">
+                <StatusBadge status={conversion.data.status} />
+              </Fact>
               <Fact label="Event name">{conversion.data.eventName}</Fact>
               <Fact label="Value">
                 <ConversionValue value={conversion.data.value} currency={conversion.data.currency} />
@@ -98,6 +103,7 @@ export function ConversionPage() {
               </Fact>
             </dl>
           </section>
+          <StatusSection conversionId={conversion.data.id} status={conversion.data.status} />
           <Postbacks conversionId={conversion.data.id} />
           <section className="panel" aria-labelledby="views-title">
             <h2 id="views-title">Page views before it</h2>

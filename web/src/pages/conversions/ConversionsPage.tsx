@@ -10,12 +10,18 @@ import { ErrorState, Loading } from "../../components/states";
 import { formatDateTime } from "../../format";
 import { ConversionValue } from "./ConversionValue";
 import { conversionsRoute } from "./routes";
+import { StatusBadge } from "./StatusBadge";
 import {
+  CONVERSION_STATUSES,
   CONVERSION_TYPES,
+  type ConversionFilters,
   type ConversionSearch,
+  type ConversionStatus,
   type ConversionType,
   conversionQuery,
   shortDateTime,
+  statusLabel,
+  statusList,
   typeLabel,
   withFilters,
 } from "./search";
@@ -25,6 +31,7 @@ import { withOffset } from "../../search-params";
 type ConversionRow = {
   id: string;
   type: string;
+  status: string;
   value: number | null;
   currency: string | null;
   occurredAt: string;
@@ -45,6 +52,7 @@ const COLUMNS: Column<ConversionRow>[] = [
     ),
   },
   { key: "type", label: "Type", cell: (c) => typeLabel(c.type) },
+  { key: "status", label: "Status", cell: (c) => <StatusBadge status={c.status} /> },
   {
     key: "value",
     label: "Value",
@@ -118,7 +126,7 @@ export function ConversionsPage() {
     enabled: account.settled,
     placeholderData: keepPreviousData,
   });
-  const filtered = Boolean(search.from || search.to || search.type || search.clickId);
+  const filtered = Boolean(search.from || search.to || search.type || search.clickId || search.status);
 
   return (
     <>
@@ -166,9 +174,10 @@ interface FilterValues {
   to: string;
   type: ConversionType | "";
   clickId: string;
+  status: ConversionStatus[];
 }
 
-/** The filters the list route offers: the days it occurred, its type and its click id. */
+/** The filters the list route offers: the days it occurred, its type, its status and its click id. */
 function Filters({
   search,
   error,
@@ -176,19 +185,20 @@ function Filters({
 }: {
   search: ConversionSearch;
   error: unknown;
-  onApply: (filters: Partial<ConversionSearch>) => void;
+  onApply: (filters: ConversionFilters) => void;
 }) {
   const fromUrl = (): FilterValues => ({
     from: search.from ?? "",
     to: search.to ?? "",
     type: search.type ?? "",
     clickId: search.clickId ?? "",
+    status: statusList(search.status),
   });
   const [values, setValues] = useState<FilterValues>(fromUrl);
   const [problem, setProblem] = useState<string | null>(null);
   // biome-ignore lint/correctness/useExhaustiveDependencies: the URL's filters are the truth; the form follows them
-  useEffect(() => setValues(fromUrl()), [search.from, search.to, search.type, search.clickId]);
-  const set = (key: keyof FilterValues) => (e: { target: { value: string } }) =>
+  useEffect(() => setValues(fromUrl()), [search.from, search.to, search.type, search.clickId, search.status]);
+  const set = (key: Exclude<keyof FilterValues, "status">) => (e: { target: { value: string } }) =>
     setValues((v) => ({ ...v, [key]: e.target.value }));
 
   function apply(event: FormEvent) {
@@ -203,10 +213,16 @@ function Filters({
       ...(values.to ? { to: values.to } : {}),
       ...(values.type ? { type: values.type } : {}),
       ...(values.clickId.trim() ? { clickId: values.clickId.trim() } : {}),
+      ...(values.status.length > 0 ? { status: values.status } : {}),
     });
   }
 
   const apiError = (name: string) => fieldError(error, name);
+  const toggleStatus = (status: ConversionStatus, on: boolean) =>
+    setValues((v) => ({
+      ...v,
+      status: CONVERSION_STATUSES.filter((s) => (s === status ? on : v.status.includes(s))),
+    }));
   return (
     <form className="toolbar conversion-filters" onSubmit={apply} noValidate aria-label="Filters">
       <Field label="From" error={apiError("dateFrom")}>
@@ -239,6 +255,31 @@ function Filters({
           />
         )}
       </Field>
+      <fieldset className="status-filter" aria-describedby="status-filter-hint">
+        <legend>Status</legend>
+        <div className="status-choices">
+          {CONVERSION_STATUSES.map((status) => (
+            <label key={status}>
+              <input
+                type="checkbox"
+                name="status"
+                value={status}
+                checked={values.status.includes(status)}
+                onChange={(e) => toggleStatus(status, e.target.checked)}
+              />
+              {statusLabel(status)}
+            </label>
+          ))}
+        </div>
+        <p id="status-filter-hint" className="visually-hidden">
+          None checked: every status.
+        </p>
+        {apiError("status") && (
+          <p className="field-error" role="alert">
+            {apiError("status")}
+          </p>
+        )}
+      </fieldset>
       <div className="actions">
         <button type="submit" className="button primary">
           Apply

@@ -7,6 +7,7 @@ import { Pager } from "../../components/Pager";
 import { ErrorState, Loading } from "../../components/states";
 import { formatDateTime, formatInteger } from "../../format";
 import { useMe } from "../../me";
+import { StatusBadge as ConversionStatusBadge } from "./StatusBadge";
 import { shortDateTime } from "./search";
 
 const PAGE_SIZE = 25;
@@ -17,6 +18,7 @@ interface PostbackRow {
   id: string;
   webhookId: string;
   status: string;
+  conversionStatus: string | null;
   attempts: number;
   createdAt: string;
   lastAttemptAt: string | null;
@@ -89,6 +91,11 @@ export function Postbacks({ conversionId }: { conversionId: string }) {
           {e.simulated && <span className="muted small"> simulated</span>}
         </>
       ),
+    },
+    {
+      key: "conversionStatus",
+      label: "Sent as",
+      cell: (e) => (e.conversionStatus ? <ConversionStatusBadge status={e.conversionStatus} /> : "—"),
     },
     { key: "attempts", label: "Attempts", numeric: true, cell: (e) => formatInteger(e.attempts) },
     { key: "lastAttemptAt", label: "Last attempt (UTC)", cell: (e) => <When iso={e.lastAttemptAt} none="not yet" /> },

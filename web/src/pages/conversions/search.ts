@@ -14,6 +14,10 @@ export const CONVERSION_TYPES = [
 ] as const;
 export type ConversionType = (typeof CONVERSION_TYPES)[number];
 
+/** A conversion's lifecycle statuses (the API's `status` enum), in the order a person meets them. */
+export const CONVERSION_STATUSES = ["pending", "approved", "rejected", "reversed"] as const;
+export type ConversionStatus = (typeof CONVERSION_STATUSES)[number];
+
 export const PAGE_SIZE = 25;
 
 /** The conversions list's filters and page, all in the URL so a view can be shared. */
@@ -24,6 +28,8 @@ export interface ConversionSearch {
   to?: string;
   type?: ConversionType;
   clickId?: string;
+  /** The statuses shown, a comma list in the order of CONVERSION_STATUSES (`pending,reversed`); absent: every one. */
+  status?: string;
   offset?: number;
 }
 
@@ -40,6 +46,8 @@ export function parseConversionSearch(raw: Record<string, unknown>): ConversionS
   if (isType(raw.type)) out.type = raw.type;
   const clickId = textParam(raw.clickId, 100);
   if (clickId !== undefined) out.clickId = clickId;
+  const status = statusParam(statusList(raw.status));
+  if (status !== undefined) out.status = status;
   const offset = positiveIntParam(raw.offset);
   if (offset !== undefined) out.offset = offset;
   return out;
@@ -57,18 +65,56 @@ export function conversionQuery(search: ConversionSearch, zone?: string) {
     ...(search.to ? { dateTo: search.to } : {}),
     ...(search.type ? { type: search.type } : {}),
     ...(search.clickId ? { clickId: search.clickId } : {}),
+    ...(search.status ? { status: search.status } : {}),
     ...(zone ? { timeZone: zone } : {}),
   };
 }
 
-/** The search with new filters: the page starts at the first again; empty filters leave the URL. */
-export function withFilters(filters: {
+export interface ConversionFilters {
   from?: string | undefined;
   to?: string | undefined;
   type?: ConversionType | undefined;
   clickId?: string | undefined;
-}): ConversionSearch {
-  return parseConversionSearch(filters);
+  status?: readonly ConversionStatus[] | undefined;
+}
+
+/** The search with new filters: the page starts at the first again; empty filters leave the URL. */
+export function withFilters(filters: ConversionFilters): ConversionSearch {
+  const { status, ...rest } = filters;
+  return parseConversionSearch({ ...rest, status: statusParam(status ?? []) });
+}
+
+const isStatus = (value: unknown): value is ConversionStatus => isOneOf(CONVERSION_STATUSES, value);
+
+/**
+ * The statuses an address names: a comma list in any case (`Pending,reversed`), or a list the
+ * router parsed; unknown names are left out.
+ */
+export function statusList(value: unknown): ConversionStatus[] {
+  const parts = Array.isArray(value) ? value : typeof value === "string" ? value.split(",") : [];
+  const named = new Set(parts.map((p) => (typeof p === "string" ? p.trim().toLowerCase() : "")));
+  return CONVERSION_STATUSES.filter((s) => named.has(s));
+}
+
+/**
+ * The statuses as the address and the API take them: a comma list in CONVERSION_STATUSES' order;
+ * none (every status) leaves it out.
+ */
+function statusParam(statuses: readonly ConversionStatus[]): string | undefined {
+  const chosen = CONVERSION_STATUSES.filter((s) => statuses.includes(s));
+  return chosen.length === 0 ? undefined : chosen.join(",");
+}
+
+const STATUS_LABELS: Record<ConversionStatus, string> = {
+  pending: "Pending",
+  approved: "Approved",
+  rejected: "Rejected",
+  reversed: "Reversed",
+};
+
+/** A status as a person reads it: reversed -> "Reversed". */
+export function statusLabel(status: string): string {
+  return isStatus(status) ? STATUS_LABELS[status] : status;
 }
 
 const TYPE_LABELS: Record<ConversionType, string> = {

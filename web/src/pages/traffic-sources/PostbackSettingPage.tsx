@@ -8,6 +8,7 @@ import { catalogId } from "../catalog/search";
 import { ActionResult, type Result } from "../webhooks/parts";
 import { insertToken, type SyntaxId, tokenFor } from "../webhooks/template";
 import { PlaceholderHelp } from "../webhooks/UrlField";
+import { StatusChangesCheck } from "../webhooks/WebhookForm";
 import { type SourcePatch, sourcesApi, type TrafficSource } from "./api";
 import { EDIT_PERMISSION, READ_PERMISSION, SourceFrame } from "./parts";
 import { sourcePostbackRoute } from "./routes";
@@ -24,6 +25,8 @@ interface Draft {
   conversionTypes: string[];
   payoutShare: string;
   enabled: boolean;
+  /** Re-fire the postback on each change of a conversion's status. */
+  statusChanges: boolean;
 }
 
 function draftOf(source: TrafficSource): Draft {
@@ -35,6 +38,7 @@ function draftOf(source: TrafficSource): Draft {
     payoutShare:
       postback?.payoutShare === null || postback?.payoutShare === undefined ? "" : String(postback.payoutShare),
     enabled: postback?.enabled ?? true,
+    statusChanges: postback?.statusChanges ?? false,
   };
 }
 
@@ -91,6 +95,7 @@ function PostbackForm({
         // Text that is no number goes as it is, so the API's message names the field.
         payoutShare: (share === undefined ? draft.payoutShare : share) as number | null,
         enabled: draft.enabled,
+        statusChanges: draft.statusChanges,
       },
     });
   };
@@ -225,6 +230,11 @@ function PostbackForm({
               </p>
             )}
           </div>
+          <StatusChangesCheck
+            checked={draft.statusChanges}
+            onChange={(on) => set("statusChanges", on)}
+            error={fieldError(save.error, "postback.statusChanges")}
+          />
         </fieldset>
         <FormError message={formError(save.error, FIELDS)} />
         {editable && (

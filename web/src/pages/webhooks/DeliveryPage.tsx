@@ -8,6 +8,7 @@ import { Empty, ErrorState, Loading, messageOf } from "../../components/states";
 import { formatDateTime, formatInteger } from "../../format";
 import { useCan } from "../../permissions";
 import { withOffset } from "../../search-params";
+import { StatusBadge as ConversionStatusBadge } from "../conversions/StatusBadge";
 import { type Attempt, type DeliveryEvent, eventsChanged, useAttempts, useEvent, useWebhook, webhooksApi } from "./api";
 import { readableBody } from "./attempt-body";
 import { ActionResult, type Result, StatusBadge } from "./parts";
@@ -68,6 +69,10 @@ function Delivery({ event }: { event: DeliveryEvent }) {
       </Link>,
     ],
     ["Conversion type", event.conversionType],
+    [
+      "Conversion status",
+      event.conversionStatus ? <ConversionStatusBadge key="conversion-status" status={event.conversionStatus} /> : "—",
+    ],
     ["Conversion", event.conversionId ?? "—"],
     ["Click", event.clickId ?? "—"],
     ["Simulated", event.simulated ? "Yes: a sample, not a conversion to pay for" : "No"],

@@ -140,6 +140,11 @@ function EditWebhook({ webhook, created }: { webhook: Webhook; created: boolean 
           <p>
             <code>{webhook.method}</code> <code className="url-cell">{webhook.url}</code>
           </p>
+          <p>
+            {webhook.statusChanges
+              ? "Sends status changes: each change of a conversion's status is one more delivery."
+              : "Sends no status changes: each conversion once, none recorded as rejected or reversed."}
+          </p>
           <p className="muted">Changing webhooks needs the webhooks.update permission.</p>
         </section>
       )}

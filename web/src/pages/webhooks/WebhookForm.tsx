@@ -1,4 +1,4 @@
-import { type FormEvent, useState } from "react";
+import { type FormEvent, useId, useState } from "react";
 import { Field, FormError, fieldError, formError } from "../../components/Field";
 import {
   type AttributionSource,
@@ -22,6 +22,7 @@ const FIELDS = [
   "conversionTypes",
   "eventNames",
   "attributionSources",
+  "statusChanges",
   "status",
 ] as const;
 
@@ -34,6 +35,8 @@ export interface WebhookDraft {
   conversionTypes: ConversionType[];
   attributionSources: AttributionSource[];
   eventNames: string;
+  /** Send each change of a conversion's status as one more delivery. */
+  statusChanges: boolean;
   status: Webhook["status"];
 }
 
@@ -45,6 +48,7 @@ export const emptyDraft: WebhookDraft = {
   conversionTypes: [],
   attributionSources: [],
   eventNames: "",
+  statusChanges: false,
   status: "Enabled",
 };
 
@@ -57,6 +61,7 @@ export function draftOf(webhook: Webhook): WebhookDraft {
     conversionTypes: webhook.conversionTypes as ConversionType[],
     attributionSources: webhook.attributionSources as AttributionSource[],
     eventNames: formatEventNames(webhook.eventNames),
+    statusChanges: webhook.statusChanges,
     status: webhook.status,
   };
 }
@@ -108,6 +113,7 @@ export function WebhookForm({
       conversionTypes: draft.conversionTypes,
       attributionSources: draft.attributionSources,
       eventNames: names.names,
+      statusChanges: draft.statusChanges,
       ...(draft.status !== initial.status && draft.status !== "Suspended" ? { status: draft.status } : {}),
     });
   };
@@ -207,6 +213,11 @@ export function WebhookForm({
           <textarea {...props} rows={3} value={draft.eventNames} onChange={(e) => set("eventNames", e.target.value)} />
         )}
       </Field>
+      <StatusChangesCheck
+        checked={draft.statusChanges}
+        onChange={(on) => set("statusChanges", on)}
+        error={fieldError(error, "statusChanges")}
+      />
       <Field
         label="Status"
         error={fieldError(error, "status")}
@@ -235,5 +246,44 @@ export function WebhookForm({
         </button>
       </p>
     </form>
+  );
+}
+
+/**
+ * "Send status changes" (`statusChanges`), with what it means: for the outgoing webhooks and the
+ * traffic sources' postbacks alike.
+ */
+export function StatusChangesCheck({
+  checked,
+  onChange,
+  error,
+}: {
+  checked: boolean;
+  onChange: (on: boolean) => void;
+  error: string | undefined;
+}) {
+  const id = useId();
+  return (
+    <div className="field status-changes">
+      <label className="check">
+        <input
+          type="checkbox"
+          name="statusChanges"
+          checked={checked}
+          aria-describedby={`${id}-hint${error ? ` ${id}-error` : ""}`}
+          onChange={(e) => onChange(e.target.checked)}
+        />
+        Send status changes
+      </label>
+      <p id={`${id}-hint`} className="muted small">
+        Sends a conversion again each time its status changes, with the new status. Off: each conversion is sent once,
+        and none recorded as rejected or reversed.
+      </p>
+      {error && (
+        <p id={`${id}-error`} className="field-error" role="alert">
+          {error}
+        </p>
+      )}
+    </div>
   );
 }
