@@ -386,6 +386,7 @@ describe.skipIf(!hasChromium)("dashboard reports page", () => {
       expect(inDollars.body.meta).toEqual({
         timeZone: "UTC",
         currency: "USD",
+        status: ["pending", "approved"],
         unconverted: [{ currency: "JPY", conversions: 1 }],
       });
       const revenue = page.locator('.card[data-stat="commission"] .card-value');

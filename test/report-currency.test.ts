@@ -77,7 +77,12 @@ describe("a report's amounts", () => {
     expect(res.statusCode, res.body).toBe(200);
     const body = res.json();
     expect(body.data).toEqual([{ deposits: 5, depositAmount: 457.5 }]);
-    expect(body.meta).toEqual({ timeZone: "UTC", currency: "USD", unconverted: [{ currency: "JPY", conversions: 1 }] });
+    expect(body.meta).toEqual({
+      timeZone: "UTC",
+      currency: "USD",
+      status: ["pending", "approved"],
+      unconverted: [{ currency: "JPY", conversions: 1 }],
+    });
   });
 
   it("by day, each day at its own rates", async () => {
@@ -146,7 +151,12 @@ describe("a report's amounts", () => {
     expect(res.statusCode, res.body).toBe(200);
     const account = res.json().data.find((a: { id: number }) => a.id === cat.accountId);
     expect(account.metrics.depositAmount).toBe(525.6818);
-    expect(res.json().meta).toEqual({ timeZone: "UTC", currency: "USD", unconverted: [] });
+    expect(res.json().meta).toEqual({
+      timeZone: "UTC",
+      currency: "USD",
+      status: ["pending", "approved"],
+      unconverted: [],
+    });
   });
 
   it("without money stats need no rate, and say the currency anyway", async () => {

@@ -2,7 +2,7 @@ import { Server } from "@modelcontextprotocol/sdk/server/index.js";
 import { CallToolRequestSchema, type CallToolResult, ListToolsRequestSchema } from "@modelcontextprotocol/sdk/types.js";
 import type { Queryable } from "../../platform/db/index.js";
 import { ApiError } from "../../platform/http/errors.js";
-import { findReport, REPORTS, type ReportLimits, ReportsBusy } from "../reports/index.js";
+import { findReport, isDefaultStatus, REPORTS, type ReportLimits, ReportsBusy } from "../reports/index.js";
 import { boundVisitorData, renderData, VISITOR_TEXT_CUT, VISITOR_TEXT_MAX, visitorColumnsIn } from "./render.js";
 
 const READ_ONLY = { readOnlyHint: true, destructiveHint: false, idempotentHint: true, openWorldHint: false };
@@ -126,8 +126,10 @@ async function call(
     const shown = boundVisitorData(data, report.visitorFields);
     const visitorSupplied = visitorColumnsIn(shown, report.visitorFields);
     const unconverted = meta.unconverted.map((u) => `${u.conversions} in ${u.currency}`).join(", ");
+    // The statuses counted are said when they are not the default ones (pending and approved).
+    const counted = isDefaultStatus(meta.status) ? "" : ` Conversions counted: ${meta.status.join(", ")} only.`;
     const money =
-      `Amounts in ${meta.currency}, days in ${meta.timeZone}.` +
+      `Amounts in ${meta.currency}, days in ${meta.timeZone}.${counted}` +
       (unconverted ? ` Left out of the sums for want of an exchange rate: ${unconverted}.` : "");
     return result(
       {

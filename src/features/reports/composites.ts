@@ -3,6 +3,7 @@ import { Conditions } from "../../platform/db/paging.js";
 import { containsPattern } from "../../platform/db/search.js";
 import { ApiError } from "../../platform/http/errors.js";
 import { catalogItemOf } from "../catalog/index.js";
+import { CONVERSION_STATUSES } from "../tracking/index.js";
 import { selectWindow } from "./exact-window.js";
 import {
   planConversion,
@@ -18,6 +19,7 @@ import {
   dateWindow,
   last30Days,
   type ParamDef,
+  type ParamValue,
   parseParams,
   type ReportLimits,
   readSort,
@@ -25,6 +27,7 @@ import {
 } from "./params.js";
 import { chooseRollup, NO_BLOCKS, readBlockState } from "./sources.js";
 import { findStat, STATS, type StatDef, statColumns } from "./stats.js";
+import { readStatusFilter, statusParam } from "./status.js";
 
 /** Accounts (or brand links) of the tenant, each with its metrics over one or two windows. */
 export interface CompositeKind {
@@ -78,7 +81,13 @@ const common: ParamDef[] = [
   { name: "search", kind: "text", maxLength: 200, description: "Case-insensitive part of the name" },
   { name: "programId", kind: "id", description: "Only this program's" },
   { name: "brandId", kind: "id", description: "Only this brand's" },
-  { name: "status", kind: "enum", values: ["active", "inactive"], description: "Account status: active or inactive" },
+  // One parameter for both kinds of status, as the reports take `status` for conversions: the
+  // account's (active, inactive) was here first, and a link written with it stays valid.
+  {
+    name: "status",
+    kind: "list",
+    description: `active or inactive: only accounts of that status. ${statusParam("status").description}`,
+  },
   {
     name: "offset",
     kind: "integer",
@@ -99,7 +108,7 @@ export const ACCOUNT_METRICS: CompositeKind = {
   filters: {
     programId: "c.program_id = $",
     brandId: "c.program_id in (select p.id from programs p where $ = any(p.brand_ids))",
-    status: "c.status = $",
+    accountStatus: "c.status = $",
   },
 };
 
@@ -112,13 +121,38 @@ export const LINK_METRICS: CompositeKind = {
   filters: {
     programId: "a.program_id = $",
     brandId: "c.brand_id = $",
-    status: "a.status = $",
+    accountStatus: "a.status = $",
     accountId: "c.account_id = $",
   },
 };
 
 function metricsOf(row: Record<string, unknown>, prefix: string): Record<string, number> {
   return Object.fromEntries(STATS.map((s) => [s.name, Number(row[`${prefix}${s.name}`] ?? 0)]));
+}
+
+const ACCOUNT_STATUSES = ["active", "inactive"];
+
+/**
+ * A composite's `status` list: its account words (at most one of active, inactive) and its
+ * conversion statuses (read by readStatusFilter); a 400 naming `status` for any other word.
+ */
+function splitStatus(value: ParamValue): { accountStatus: string | undefined; conversionStatuses: ParamValue } {
+  if (!Array.isArray(value)) return { accountStatus: undefined, conversionStatuses: undefined };
+  const words = value.map((w) => w.toLowerCase());
+  const account = [...new Set(words.filter((w) => ACCOUNT_STATUSES.includes(w)))];
+  const conversions = words.filter((w) => !ACCOUNT_STATUSES.includes(w));
+  if (account.length > 1) {
+    throw ApiError.validation("status", "takes one account status, active or inactive, not both");
+  }
+  for (const word of conversions) {
+    if (!(CONVERSION_STATUSES as readonly string[]).includes(word)) {
+      throw ApiError.validation(
+        "status",
+        `'${word}' is not a status; active or inactive (accounts), or ${CONVERSION_STATUSES.join(", ")} (conversions)`,
+      );
+    }
+  }
+  return { accountStatus: account[0], conversionStatuses: conversions.length > 0 ? conversions : undefined };
 }
 
 /** The sort over the filtered set `c`, with the sort metric (if any) as `s."<stat>"`. */
@@ -162,6 +196,8 @@ export async function runComposite(
   const fallback = last30Days(now, zone);
   const metrics = dateWindow(params, ["metricsFrom", "metricsTo"], fallback, limits.maxWindowDays, zone) ?? fallback;
   const comparison = dateWindow(params, ["comparisonFrom", "comparisonTo"], null, limits.maxWindowDays, zone);
+  const { accountStatus, conversionStatuses } = splitStatus(params.status);
+  const status = readStatusFilter("status", conversionStatuses, [metrics, comparison], now);
   const offset = params.offset as number;
   const limit = params.limit as number;
   const { stat, direction } = readOrder(params.sortBy as string | undefined);
@@ -170,7 +206,8 @@ export async function runComposite(
     "lower(c.name) like $",
     containsPattern(params.search as string | undefined) ?? undefined,
   );
-  for (const [param, condition] of Object.entries(kind.filters)) filter.add(condition, params[param]);
+  const filterValues: Record<string, unknown> = { ...params, accountStatus };
+  for (const [param, condition] of Object.entries(kind.filters)) filter.add(condition, filterValues[param]);
   // The windows' and the page's parameters follow the filter's.
   const values = filter.params;
   const where = filter.sql;
@@ -182,13 +219,14 @@ export async function runComposite(
     currency,
     comparison ? [metrics, comparison] : [metrics],
     rollup,
+    status.raw,
   );
   const blockState = rollup.spanned ? await readBlockState(db, tenantId, rollup.table) : NO_BLOCKS;
   // What the metrics window left out for want of a rate, read as days (only when a factor is missing).
   const unconverted = await unconvertedOf(
     db,
     conversion,
-    selectWindow(rollup, metrics, true, NO_BLOCKS, now, [tenantId]),
+    selectWindow(rollup, metrics, true, NO_BLOCKS, now, [tenantId], { statuses: status.raw }),
   );
   const key = `m.${kind.rollupKey}`;
   /** Each window's rows as read (its parameters added to `values` once), by the window. */
@@ -201,7 +239,7 @@ export async function runComposite(
       // Exactly the window's instants: whole days from the rollups, partial edge days from the raw
       // events; amounts in the report's currency.
       const select = (byDay: boolean, after: readonly unknown[]) =>
-        selectWindow(rollup, window, byDay, blockState, now, after);
+        selectWindow(rollup, window, byDay, blockState, now, after, { statuses: status.raw });
       const rows = rowsInCurrency(select, false, rollup, conversion, values);
       values.push(...rows.params.slice(values.length));
       read = { from: rows.from, where: rows.where };
@@ -253,5 +291,9 @@ export async function runComposite(
     );
     total = counted?.n ?? 0;
   }
-  return { items, pagination: { offset, limit, total }, meta: reportMeta(zone, conversion.currency, unconverted) };
+  return {
+    items,
+    pagination: { offset, limit, total },
+    meta: reportMeta(zone, conversion.currency, status.list, unconverted),
+  };
 }

@@ -1,5 +1,6 @@
 import { Conditions } from "../../platform/db/paging.js";
 import { DAY_MS } from "../../platform/durations.js";
+import { COUNTED_STATUSES, type ConversionStatus } from "../tracking/index.js";
 import { RAW_EVENT_RETENTION_DAYS } from "../tracking/retention.js";
 import { REPORT_MEASURES } from "../tracking/rollups.js";
 import { addWindow, type BlockState, dayString, NO_BLOCKS, type RollupSource, type WindowRows } from "./sources.js";
@@ -96,6 +97,9 @@ const MEASURE_TYPES: Record<(typeof REPORT_MEASURES)[number], string | null> = {
   flatfee_amount: "FlatFeeCommission",
 };
 
+/** The measures conversions carry: all but the clicks'. */
+const CONVERSION_MEASURES: ReadonlySet<string> = new Set(REPORT_MEASURES.filter((m) => MEASURE_TYPES[m] !== null));
+
 /**
  * A raw event's dimension as the rollups key it: 0 and '' for none. Every expression has the
  * rollup column's exact type, so the planner can push the report's filters into each branch of
@@ -140,6 +144,13 @@ function measure(kind: "clicks" | "conversions", column: (typeof REPORT_MEASURES
  * over 90 days, 28k raw rows read in about 27 ms, and read again (with the page's accounts) by the
  * paged reports (bench/reports, the *-hours shapes). The tenant is `$1` of `filter`, as addWindow
  * assumes too.
+ *
+ * The raw conversions read are those of the statuses the rollups hold (pending, approved), so an
+ * edge counts what a whole day does. With `statuses` (a status filter other than those: see
+ * status.ts), the conversions of the whole window are read from the raw conversions of those
+ * statuses, each by its conversion time, and the rollups' rows give clicks only (their conversion
+ * measures read as 0); the clicks are read as above. The caller has checked that the window
+ * starts within the raw events' retention (readStatusFilter): its raw conversions are all there.
  */
 function addExactWindow(
   filter: Conditions,
@@ -149,9 +160,10 @@ function addExactWindow(
   state: BlockState,
   now: Date,
   local: LocalTime | undefined,
+  statuses: readonly ConversionStatus[] | undefined,
 ): WindowRows {
   const split = local === undefined ? splitWindow(window, now) : splitLocal(window, now);
-  if (split.raw.length === 0 && split.days !== null && local === undefined)
+  if (split.raw.length === 0 && split.days !== null && local === undefined && statuses === undefined)
     return addWindow(filter, source, split.days, byDay, state);
   const param = (value: unknown) => {
     filter.params.push(value);
@@ -175,18 +187,21 @@ function addExactWindow(
       local_day: "m.day as local_day",
       local_hour: "(m.day::timestamp at time zone 'UTC') as local_hour",
     };
+    // Under a status filter the conversions come from the raw rows below, the whole window's.
+    if (statuses !== undefined) {
+      for (const m of CONVERSION_MEASURES) old[m] = `${m.endsWith("_amount") ? "0::numeric" : "0::bigint"} as ${m}`;
+    }
     branches.push(`select ${shape.map((c) => old[c] ?? `m.${c}`).join(", ")} from ${read.from} m where ${inner.sql}`);
   }
   const raw: string[] = [];
-  const tables =
-    split.raw.length === 0
-      ? []
-      : ([
-          ["clicks", "at"],
-          ["conversions", "occurred_at"],
-        ] as const);
-  for (const [table, at] of tables) {
-    const ranges = split.raw
+  const whole: RawRange[] = [{ from: window.from, to: window.to, open: false }];
+  const tables = [
+    ["clicks", "at", split.raw],
+    ["conversions", "occurred_at", statuses === undefined ? split.raw : whole],
+  ] as const;
+  for (const [table, at, parts] of tables) {
+    if (parts.length === 0) continue;
+    const ranges = parts
       .map(
         (r) =>
           `(e.${at} >= ${param(r.from)}::timestamptz and e.${at} ${r.open ? "<" : "<="} ${param(r.to)}::timestamptz)`,
@@ -206,8 +221,10 @@ function addExactWindow(
         ? [`e.${at} - ((e.${at} at time zone ${zone}) - date_trunc('hour', e.${at} at time zone ${zone}))`]
         : []),
     ];
+    // The raw conversions of the statuses counted: the rollups' (pending, approved) by default.
+    const status = table === "conversions" ? ` and e.status = any(${param(statuses ?? COUNTED_STATUSES)}::text[])` : "";
     raw.push(
-      `select ${values.map((v, i) => `${v} as ${shape[i]}`).join(", ")} from ${table} e where e.tenant_id = $1 and (${ranges})`,
+      `select ${values.map((v, i) => `${v} as ${shape[i]}`).join(", ")} from ${table} e where e.tenant_id = $1 and (${ranges})${status}`,
     );
   }
   return { from: `(${[...branches, ...raw].join(" union all ")})`, signed };
@@ -221,10 +238,19 @@ export interface SelectedWindow extends WindowRows {
   local: string[];
 }
 
+/** How a window's rows are read besides its instants: local time, a status filter. */
+export interface WindowOptions {
+  /** The rows carry their local day (and hour). */
+  local?: LocalTime | undefined;
+  /** Conversions of these statuses, from the raw conversions; undefined: the rollups' (StatusFilter.raw). */
+  statuses?: readonly ConversionStatus[] | undefined;
+}
+
 /**
  * addExactWindow over a fresh set of conditions on the tenant (`$1`, the first of `params`) and
  * `params`' others: single days when `byDay` (no block read), else the blocks current in `state`;
- * with `local`, the rows carry their local day (and hour).
+ * with `local`, the rows carry their local day (and hour); with `statuses`, the conversions are
+ * those of the raw conversions of those statuses.
  */
 export function selectWindow(
   source: RollupSource,
@@ -233,9 +259,9 @@ export function selectWindow(
   state: BlockState,
   now: Date,
   params: readonly unknown[],
-  local?: LocalTime,
+  { local, statuses }: WindowOptions = {},
 ): SelectedWindow {
   const where = new Conditions("m.tenant_id = $1", ...params);
-  const rows = addExactWindow(where, source, window, byDay, byDay ? NO_BLOCKS : state, now, local);
+  const rows = addExactWindow(where, source, window, byDay, byDay ? NO_BLOCKS : state, now, local, statuses);
   return { ...rows, where: where.sql, params: where.params, local: localColumns(local) };
 }

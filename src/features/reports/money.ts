@@ -8,6 +8,7 @@ import { currencyCode } from "../../platform/currency.js";
 import type { Queryable } from "../../platform/db/index.js";
 import { DAY_MS } from "../../platform/durations.js";
 import { ApiError } from "../../platform/http/errors.js";
+import type { ConversionStatus } from "../tracking/index.js";
 import { REPORT_MEASURES } from "../tracking/rollups.js";
 import type { SelectedWindow } from "./exact-window.js";
 import type { RollupSource, WindowRows } from "./sources.js";
@@ -72,6 +73,29 @@ const factorsSql = (rollup: RollupSource) => {
   order by 1, 2`;
 };
 
+/**
+ * As factorsSql, for a report whose conversions are read from the raw conversions of some
+ * statuses (`$5`) between the instants `$3` and `$4`: a conversion of a status the rollups do not
+ * hold is in neither report_currencies nor the rollups' days, so the currencies and days are
+ * those of the raw conversions of those statuses in the windows' span, each currency from its
+ * first day with an amount to its last (a currency counts only with a value, as the report reads
+ * them). The windows start within the raw events' retention: at most that many days.
+ */
+const RAW_FACTORS_SQL = `with c as (
+    select e.currency, min(e.occurred_at) as first, max(e.occurred_at) as last
+      from conversions e
+     where e.tenant_id = $1 and e.occurred_at >= $3::timestamptz and e.occurred_at <= $4::timestamptz
+       and e.status = any($5::text[])
+       and e.value is not null and e.currency is not null and e.currency <> $2
+     group by 1)
+  select d.day::date::text as day, c.currency,
+    ${euroOr("$2", "d.day::date")} / ${euroOr("c.currency", "d.day::date")} as factor
+  from c
+  cross join generate_series(
+    (c.first at time zone 'UTC')::date::timestamp, (c.last at time zone 'UTC')::date::timestamp, interval '1 day'
+  ) as d (day)
+  order by 1, 2`;
+
 /** How a report converts its amounts: the factors of the days and currencies that need one. */
 export interface Conversion {
   currency: string;
@@ -85,7 +109,8 @@ const utcDay = (at: Date) => new Date(Math.floor(at.getTime() / DAY_MS) * DAY_MS
 
 /**
  * The factors a report over `windows` needs to show its amounts in `currency` (one small query;
- * none without windows, for a report that shows no amount).
+ * none without windows, for a report that shows no amount). With `statuses`, the report reads its
+ * conversions from the raw conversions of those statuses (see RAW_FACTORS_SQL).
  */
 export async function planConversion(
   db: Queryable,
@@ -93,16 +118,16 @@ export async function planConversion(
   currency: string,
   windows: readonly { from: Date; to: Date }[],
   rollup: RollupSource,
+  statuses?: readonly ConversionStatus[],
 ): Promise<Conversion> {
   if (windows.length === 0) return { currency, days: [], currencies: [], factors: [] };
   const from = new Date(Math.min(...windows.map((w) => w.from.getTime())));
   const to = new Date(Math.max(...windows.map((w) => w.to.getTime())));
-  const rows = await db.query<{ day: string; currency: string; factor: string | null }>(factorsSql(rollup), [
-    tenantId,
-    currency,
-    utcDay(from),
-    utcDay(to),
-  ]);
+  const [sql, params]: [string, unknown[]] =
+    statuses === undefined
+      ? [factorsSql(rollup), [tenantId, currency, utcDay(from), utcDay(to)]]
+      : [RAW_FACTORS_SQL, [tenantId, currency, from, to, statuses]];
+  const rows = await db.query<{ day: string; currency: string; factor: string | null }>(sql, params);
   return {
     currency,
     days: rows.map((r) => r.day),
@@ -225,16 +250,22 @@ export async function unconvertedOf(
   return rows.map((r) => ({ currency: r.currency, conversions: Number(r.conversions) }));
 }
 
-/** What a report's answer says of its money and time, beside `data`. */
+/** What a report's answer says of its money, time and conversions, beside `data`. */
 export interface ReportMeta {
   timeZone: string;
   currency: string;
+  /** The conversion statuses counted. */
+  status: ConversionStatus[];
   unconverted: Unconverted[];
 }
 
-/** A report's meta: the zone its days are read in, the currency its amounts are in, what was left out. */
-export const reportMeta = (timeZone: string, currency: string, unconverted: Unconverted[]): ReportMeta => ({
-  timeZone,
-  currency,
-  unconverted,
-});
+/**
+ * A report's meta: the zone its days are read in, the currency its amounts are in, the statuses
+ * of the conversions it counts, what was left out.
+ */
+export const reportMeta = (
+  timeZone: string,
+  currency: string,
+  status: ConversionStatus[],
+  unconverted: Unconverted[],
+): ReportMeta => ({ timeZone, currency, status, unconverted });

@@ -27,6 +27,7 @@ import {
 } from "./params.js";
 import { chooseRollup, NO_BLOCKS, readBlockState, type WindowRows } from "./sources.js";
 import { AS_IS, findStat, isMoney, MEASURES, STATS, type StatDef, SUMMED, statColumns } from "./stats.js";
+import { readStatusFilter, statusParam } from "./status.js";
 
 /** A breakdown of the performance report. Entity fields show the name and add `<field>Id` in json. */
 interface FieldDef {
@@ -122,6 +123,7 @@ export const PERFORMANCE_PARAMS: ParamDef[] = [
   },
   CURRENCY_PARAM,
   TIME_ZONE_PARAM,
+  statusParam("status"),
   { name: "brandId", kind: "id", description: "Only this brand" },
   { name: "programId", kind: "id", description: "Only this program" },
   { name: "accountId", kind: "id", description: "Only this account" },
@@ -446,7 +448,10 @@ function pagedSql(
     order by ${orderBy(sort, fields, IN_P)}`;
 }
 
-/** GET /reports/events/performance: rollups grouped by the requested fields over the window. */
+/**
+ * GET /reports/events/performance: rollups grouped by the requested fields over the window; with
+ * a status filter other than the rollups' statuses, conversions from the raw conversions.
+ */
 export async function runPerformance(
   db: Queryable,
   tenantId: string,
@@ -471,6 +476,8 @@ export async function runPerformance(
   const fallback = last30Days(now, zone);
   const window =
     dateWindow(params, ["conversionDateFrom", "conversionDateTo"], fallback, limits.maxWindowDays, zone) ?? fallback;
+  // Other statuses than the rollups hold: the conversions are read from the raw ones.
+  const status = readStatusFilter("status", params.status, [window], now);
   const offset = params.offset as number;
   const limit = params.limit as number;
 
@@ -485,12 +492,19 @@ export async function runPerformance(
   );
   for (const [param, column] of Object.entries(FILTER_COLUMNS)) if (params[param] !== undefined) columns.add(column);
   const rollup = chooseRollup(columns);
-  const conversion = await planConversion(db, tenantId, currency, stats.some(isMoney) ? [window] : [], rollup);
+  const conversion = await planConversion(
+    db,
+    tenantId,
+    currency,
+    stats.some(isMoney) ? [window] : [],
+    rollup,
+    status.raw,
+  );
   const byDay = fields.some((f) => TIME_FIELDS.has(f.name));
   const blockState = rollup.spanned && !byDay ? await readBlockState(db, tenantId, rollup.table) : NO_BLOCKS;
   /** The window's rows, exactly its instants: whole days from the rollups, partial edge days from the raw events. */
   const select = (byDays: boolean, values: readonly unknown[]) =>
-    selectWindow(rollup, window, byDays, blockState, now, values, local);
+    selectWindow(rollup, window, byDays, blockState, now, values, { local, statuses: status.raw });
   /** `rows` and the report's filters. */
   const filtered = (rows: SelectedWindow) => {
     const where = new Conditions(rows.where, ...rows.params);
@@ -526,7 +540,7 @@ export async function runPerformance(
     return rest;
   });
   const pagination = { offset, limit, total };
-  const meta: ReportMeta = reportMeta(zone, conversion.currency, unconverted);
+  const meta: ReportMeta = reportMeta(zone, conversion.currency, status.list, unconverted);
   if (params.responseType === "table") {
     const columns = [...fields.map((f) => f.name), ...stats.map((s) => s.name)];
     return { data: { columns, rows: json.map((row) => columns.map((c) => row[c] ?? null)) }, pagination, meta };

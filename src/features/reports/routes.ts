@@ -4,6 +4,7 @@ import type { AppContext } from "../../context.js";
 import { errorResponses, Pagination } from "../../platform/http/envelope.js";
 import { callerOf } from "../auth/index.js";
 import { RESOURCE_BY_TABLE } from "../catalog/index.js";
+import { CONVERSION_STATUSES } from "../tracking/index.js";
 import { ReportsBusy } from "./gate.js";
 import type { ParamDef, ReportLimits } from "./params.js";
 import { REPORTS, type ReportDefinition } from "./registry.js";
@@ -63,6 +64,9 @@ const ReportMetaSchema = Type.Object(
   {
     timeZone: Type.String({ description: "The IANA time zone the report's days and windows are read in" }),
     currency: Type.String({ description: "ISO 4217 code every amount of the answer is in" }),
+    status: Type.Array(Type.Enum(CONVERSION_STATUSES), {
+      description: "The conversion statuses counted (the status parameter, default pending and approved)",
+    }),
     unconverted: Type.Array(
       Type.Object({
         currency: Type.String({ description: "A currency with no exchange rate on or before some of its days" }),
@@ -71,7 +75,7 @@ const ReportMetaSchema = Type.Object(
       { description: "Amounts left out of the sums for want of a rate, by currency; empty when everything converted" },
     ),
   },
-  { description: "What the answer's money and time are in" },
+  { description: "What the answer's money and time are in, and which conversions it counts" },
 );
 
 const PerformanceData = Type.Union([
