@@ -20,6 +20,15 @@ module.exports = {
       to: { circular: true },
     },
     {
+      name: "feature-imports-features-through-index",
+      severity: "error",
+      comment:
+        "A feature uses another only through that feature's index.ts, its service API: its other files are its own " +
+        "and may change without the others knowing. Type-only imports are erased at run time and not checked here.",
+      from: { path: "^src/features/([^/]+)/" },
+      to: { path: "^src/features/[^/]+/", pathNot: ["^src/features/$1/", "^src/features/[^/]+/index\\.ts$"] },
+    },
+    {
       name: "platform-imports-no-feature",
       severity: "error",
       comment: "src/platform is the features' foundation: features import it, it imports no feature.",

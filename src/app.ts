@@ -20,11 +20,16 @@ import {
   SignedInPeople,
 } from "./features/auth/index.js";
 import { authRoutes } from "./features/auth/routes.js";
+import { listenForCatalogChanges } from "./features/catalog/index.js";
 import { catalogRoutes } from "./features/catalog/routes.js";
 import { dashboardRoutes } from "./features/dashboard/routes.js";
 import { exchangeRatesJob } from "./features/exchange-rates/index.js";
 import { exchangeRateRoutes } from "./features/exchange-rates/routes.js";
-import { GOOGLE_ADS_RETENTION, googleAds, googleAdsQueue } from "./features/google-ads/index.js";
+import {
+  GOOGLE_ADS_RETENTION,
+  googleAds,
+  googleAdsQueue,
+} from "./features/google-ads/index.js";
 import { googleAdsRoutes } from "./features/google-ads/routes.js";
 import { activeVersionRoute } from "./features/health/active-version.js";
 import { buildReport, CachedReport, defaultChecks, type HealthCheck } from "./features/health/index.js";
@@ -38,6 +43,7 @@ import {
   deliveryWorker,
   WEBHOOK_RETENTION,
   webhookClickFanOut,
+  webhookDeliveries,
   webhookFanOut,
   webhookStatusFanOut,
 } from "./features/outgoing-webhooks/index.js";
@@ -45,6 +51,7 @@ import { webhookSettingsRoutes } from "./features/outgoing-webhooks/settings-rou
 import { ReportGate, reportSlots, rollupBlocksJob } from "./features/reports/index.js";
 import { reportRoutes } from "./features/reports/routes.js";
 import {
+  postbackDeliveries,
   SOURCE_POSTBACK_RETENTION,
   sourcePostbackHook,
   sourcePostbackStatusHook,
@@ -189,7 +196,7 @@ export async function buildApp(options: AppOptions): Promise<BuiltApp> {
     jwt,
     jobs,
     build: loadBuildInfo(config.build, new Date()),
-    tracking: new Tracking(db, clock, app.log, {
+    tracking: new Tracking(db, clock, app.log, listenForCatalogChanges, {
       maxBytes: config.buffers.clickBufferMaxBytes,
       spillMaxBytes: config.buffers.clickSpillMaxBytes,
       trackersPerTenantPerHour:
@@ -215,6 +222,8 @@ export async function buildApp(options: AppOptions): Promise<BuiltApp> {
   // (docs/conversions.md "Statuses"): webhooks and postbacks with statusChanges, the operational
   // webhooks, Google Ads.
   ctx.tracking.statusHooks.push(webhookStatusFanOut, sourcePostbackStatusHook, statusChangeNotice);
+  // Every place a conversion went, for its page (GET /conversions/{id}/deliveries).
+  ctx.tracking.destinations.push(webhookDeliveries, postbackDeliveries);
   const ads = googleAds({ db, clock, log: app.log, config, keyring });
   jobs.register(ads.job);
   const workers = new WorkerLoops({ mail: ctx.mail, delivery: ctx.delivery, notifications: ctx.notifications.worker });

@@ -6,8 +6,8 @@ import { promisify } from "node:util";
 import { afterAll, beforeAll, describe, expect, inject, it } from "vitest";
 
 // The import rules of src/ (docs/architecture.md, "Code layout rules"): no run-time import
-// cycle, src/platform imports no feature, and every feature's index.ts and service module loads
-// first in a fresh process. None of this touches the database: it runs on one project only.
+// cycle, src/platform imports no feature, a feature uses another only through its index.ts, and
+// every feature's index.ts and service module loads first in a fresh process. None of this touches the database: it runs on one project only.
 
 const run = promisify(execFile);
 const root = resolve(import.meta.dirname, "..");
@@ -27,7 +27,7 @@ async function cruise(cwd: string): Promise<{ code: number; output: string }> {
 }
 
 describe.runIf(onPglite)("the import graph", () => {
-  it("has no run-time cycle in src/ and no feature imported by src/platform", async () => {
+  it("has no run-time cycle in src/, no feature imported by src/platform, no feature's deep import", async () => {
     const { code, output } = await cruise(root);
     expect(output).toContain("no dependency violations found");
     expect(code).toBe(0);
@@ -49,6 +49,10 @@ describe.runIf(onPglite)("the import graph", () => {
         'import type { Gamma } from "../gamma/index.js";\nexport type Delta = { g?: Gamma };\n',
       // The platform reaching up into a feature.
       "src/platform/clock.ts": 'import { alpha } from "../features/alpha/index.js";\nexport const clock = alpha;\n',
+      // A feature reaching into another's own file, past its index.ts; within a feature it may.
+      "src/features/epsilon/index.ts": 'import { inner } from "../zeta/inner.js";\nexport const epsilon = inner;\n',
+      "src/features/zeta/inner.ts": "export const inner = 1;\n",
+      "src/features/zeta/index.ts": 'import { inner } from "./inner.js";\nexport const zeta = inner;\n',
     };
 
     beforeAll(async () => {
@@ -60,12 +64,16 @@ describe.runIf(onPglite)("the import graph", () => {
     });
     afterAll(() => rm(fixture, { recursive: true, force: true }));
 
-    it("fails on a run-time cycle and on the platform importing a feature, and names both; type-only cycles pass", async () => {
+    it("fails on a run-time cycle, the platform importing a feature and a feature's deep import, naming each; type-only cycles pass", async () => {
       const { code, output } = await cruise(fixture);
       expect(code).not.toBe(0);
       // The cruiser names a cycle once, from whichever of its modules it meets first.
       expect(output).toMatch(/no-runtime-cycle: src\/features\/(alpha|beta)\/index\.ts/);
       expect(output).toMatch(/platform-imports-no-feature: src\/platform\/clock\.ts/);
+      expect(output).toContain(
+        "feature-imports-features-through-index: src/features/epsilon/index.ts → src/features/zeta/inner.ts",
+      );
+      expect(output).not.toContain("feature-imports-features-through-index: src/features/zeta");
       expect(output).not.toContain("gamma");
       expect(output).not.toContain("delta");
     });

@@ -1,6 +1,6 @@
 import { Type } from "typebox";
 import { PageQuery } from "../../platform/http/envelope.js";
-import { PermissionName } from "../auth/schemas.js";
+import { PermissionName } from "../auth/index.js";
 import { TenantSchema } from "../tenants/index.js";
 
 const EntitlementsPatch = Type.Object(

@@ -6,4 +6,5 @@ export { LastUsedRecorder } from "./last-used.js";
 export { isPermission, PERMISSIONS, type Permission } from "./permissions.js";
 export type { Principal, TenantEntitlements } from "./principal.js";
 export { AUTH_RETENTION, broadcastRevoked, listenForRevocations } from "./revocations.js";
+export { PermissionName } from "./schemas.js";
 export { SignedInPeople } from "./signed-in-people.js";

@@ -2,7 +2,7 @@ import { type TObject, Type } from "typebox";
 import { PageQuery } from "../../platform/http/envelope.js";
 import { NullableString } from "../../platform/http/nullable.js";
 import type { Permission } from "../auth/index.js";
-import { ClickIdParam, NullablePostback, PostbackOrNull } from "../source-postbacks/schemas.js";
+import { ClickIdParam, NullablePostback, PostbackOrNull } from "../source-postbacks/index.js";
 
 export type CatalogTable = "brands" | "programs" | "accounts" | "links" | "traffic_sources" | "trackers";
 

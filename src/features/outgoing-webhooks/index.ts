@@ -9,8 +9,16 @@ import { fanOut, fanOutStatusChanges } from "./fan-out.js";
 import { DeliveryWorker } from "./worker.js";
 
 export { webhookDeliveries } from "./deliveries.js";
+// What the other destinations (traffic-source postbacks, Google Ads) share with the webhooks: the
+// retry rule and the delivery log's page, the conversion snapshot and its placeholders, the
+// address screen, and how long a delivery's history is kept.
+export { type DeliverySettings, nextAttempt } from "./delivery.js";
+export { type Attempt, attemptsPage } from "./event-service.js";
 export { recheckHeldEvents, webhookUsage } from "./metering.js";
-export { WEBHOOK_RETENTION } from "./retention.js";
+export { liveVocabulary, PlaceholderError, renderUrl, validateTemplate } from "./placeholders.js";
+export { WEBHOOK_HISTORY_DAYS, WEBHOOK_RETENTION } from "./retention.js";
+export { placeholderValues, type Snapshot, snapshotsOf } from "./snapshot.js";
+export { blockedHostProblem, type HostScreen } from "./url-screen.js";
 export type { DeliveryWorker } from "./worker.js";
 
 /** The conversion hook that writes delivery events in the conversion's transaction. */

@@ -1,6 +1,6 @@
 import type { Db, Queryable } from "../../platform/db/index.js";
 import type { Job } from "../../platform/jobs.js";
-import { COARSE_ROLLUPS, DAY_ROWS, EPOCH_DAYS, REPORT_MEASURES, ROLLUP_SPANS, TAIL_DAYS } from "../tracking/rollups.js";
+import { COARSE_ROLLUPS, DAY_ROWS, EPOCH_DAYS, REPORT_MEASURES, ROLLUP_SPANS, TAIL_DAYS } from "../tracking/index.js";
 import { alignDown, dayNumber, dayString } from "./sources.js";
 
 const BLOCK_SPANS = ROLLUP_SPANS.filter((s) => s > 1);

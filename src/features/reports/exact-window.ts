@@ -1,8 +1,11 @@
 import { Conditions } from "../../platform/db/paging.js";
 import { DAY_MS } from "../../platform/durations.js";
-import { COUNTED_STATUSES, type ConversionStatus } from "../tracking/index.js";
-import { RAW_EVENT_RETENTION_DAYS } from "../tracking/retention.js";
-import { REPORT_MEASURES } from "../tracking/rollups.js";
+import {
+  COUNTED_STATUSES,
+  type ConversionStatus,
+  RAW_EVENT_RETENTION_DAYS,
+  REPORT_MEASURES,
+} from "../tracking/index.js";
 import { addWindow, type BlockState, dayString, NO_BLOCKS, type RollupSource, type WindowRows } from "./sources.js";
 
 /** A part of a window read from the raw events: from `from` to `to` (inclusive, or not when `open`). */

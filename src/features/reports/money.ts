@@ -9,7 +9,7 @@ import type { Queryable } from "../../platform/db/index.js";
 import { DAY_MS } from "../../platform/durations.js";
 import { ApiError } from "../../platform/http/errors.js";
 import type { ConversionStatus } from "../tracking/index.js";
-import { REPORT_MEASURES } from "../tracking/rollups.js";
+import { REPORT_MEASURES } from "../tracking/index.js";
 import type { SelectedWindow } from "./exact-window.js";
 import type { RollupSource, WindowRows } from "./sources.js";
 

@@ -3,7 +3,7 @@ import { Conditions } from "../../platform/db/paging.js";
 import { ApiError } from "../../platform/http/errors.js";
 import { offsetAt } from "../../platform/time-zone.js";
 import type { CONVERSION_TYPES } from "../tracking/index.js";
-import { DAY_ROWS } from "../tracking/rollups.js";
+import { DAY_ROWS } from "../tracking/index.js";
 import { type LocalTime, type SelectedWindow, selectWindow } from "./exact-window.js";
 import {
   planConversion,

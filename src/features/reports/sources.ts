@@ -9,7 +9,7 @@ import {
   REPORT_MEASURES,
   ROLLUP_SPANS,
   TAIL_DAYS,
-} from "../tracking/rollups.js";
+} from "../tracking/index.js";
 
 /** A rollup table a report can read: its dimension columns (besides tenant_id and the day). */
 export interface RollupSource {

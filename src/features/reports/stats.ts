@@ -4,7 +4,7 @@
  * averages, so a total row is right whatever the breakdown.
  */
 
-import { REPORT_MEASURES } from "../tracking/rollups.js";
+import { REPORT_MEASURES } from "../tracking/index.js";
 
 export interface StatDef {
   name: string;

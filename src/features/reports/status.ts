@@ -1,7 +1,12 @@
 import { DAY_MS } from "../../platform/durations.js";
 import { ApiError } from "../../platform/http/errors.js";
-import { CONVERSION_STATUSES, COUNTED_STATUSES, type ConversionStatus, parseStatusList } from "../tracking/index.js";
-import { RAW_EVENT_RETENTION_DAYS } from "../tracking/retention.js";
+import {
+  CONVERSION_STATUSES,
+  COUNTED_STATUSES,
+  type ConversionStatus,
+  parseStatusList,
+  RAW_EVENT_RETENTION_DAYS,
+} from "../tracking/index.js";
 import type { ParamDef, ParamValue } from "./params.js";
 
 /**

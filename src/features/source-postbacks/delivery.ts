@@ -3,9 +3,13 @@ import type { Db, Queryable } from "../../platform/db/index.js";
 import { type FairShare, type FairTable, fairDueIds, unlimitedShare } from "../../platform/fair-claimer.js";
 import { newId } from "../../platform/ids.js";
 import { type SendResult, send } from "../../platform/webhook-sender.js";
-import { type DeliverySettings, nextAttempt } from "../outgoing-webhooks/delivery.js";
-import { renderUrl } from "../outgoing-webhooks/placeholders.js";
-import { placeholderValues, type Snapshot } from "../outgoing-webhooks/snapshot.js";
+import {
+  type DeliverySettings,
+  nextAttempt,
+  placeholderValues,
+  renderUrl,
+  type Snapshot,
+} from "../outgoing-webhooks/index.js";
 import type { Postback } from "./schemas.js";
 import { POSTBACK_VOCABULARY } from "./settings.js";
 

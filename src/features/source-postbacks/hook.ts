@@ -1,6 +1,6 @@
 import { prepared, type Queryable } from "../../platform/db/index.js";
 import { newId } from "../../platform/ids.js";
-import { snapshotsOf } from "../outgoing-webhooks/snapshot.js";
+import { snapshotsOf } from "../outgoing-webhooks/index.js";
 import { COMMISSION_TYPES, type ConversionRecord, isCounted, type StatusChange } from "../tracking/index.js";
 import { announcePostbacks } from "./queue.js";
 import type { Postback } from "./schemas.js";

@@ -5,13 +5,15 @@ import type { Db, Queryable } from "../../platform/db/index.js";
 import { ApiError } from "../../platform/http/errors.js";
 import { AddressPolicy } from "../../platform/webhook-sender.js";
 import type { Principal } from "../auth/index.js";
-import type { HostScreen } from "../outgoing-webhooks/url-screen.js";
+import type { HostScreen } from "../outgoing-webhooks/index.js";
 import type { ConversionHook, StatusChangeHook } from "../tracking/index.js";
 import { queuePostbacks, queueStatusPostbacks } from "./hook.js";
 import { SourcePostbackWorker } from "./worker.js";
 
 export { postbackDeliveries } from "./deliveries.js";
 export { SOURCE_POSTBACK_RETENTION } from "./retention.js";
+// A traffic source's postback fields, as the catalog's traffic-source resource takes and answers them.
+export { ClickIdParam, NullablePostback, PostbackOrNull } from "./schemas.js";
 
 import type { Postback } from "./schemas.js";
 import { checkPostback, POSTBACK_READ, POSTBACK_WRITE, type PostbackInput, resumePostbacks } from "./settings.js";

@@ -1,5 +1,5 @@
 import type { RetentionRule } from "../../platform/retention.js";
-import { WEBHOOK_HISTORY_DAYS } from "../outgoing-webhooks/retention.js";
+import { WEBHOOK_HISTORY_DAYS } from "../outgoing-webhooks/index.js";
 
 /**
  * Postback history is kept as long as outgoing webhook history, finished postbacks only (one

@@ -2,9 +2,7 @@ import { Type } from "typebox";
 import { DateParam } from "../../platform/http/dates.js";
 import { PageQuery } from "../../platform/http/envelope.js";
 import { NullableString } from "../../platform/http/nullable.js";
-// The leaf module, not the tracking feature's index: the catalog's resources read these schemas,
-// and the tracking index loads the catalog (a run-time import cycle otherwise).
-import { CONVERSION_TYPES } from "../tracking/conversion-types.js";
+import { CONVERSION_TYPES } from "../tracking/index.js";
 
 /** Delivery statuses, those of outgoing webhooks without the metering and suspension ones. */
 export const POSTBACK_STATUSES = ["Queued", "Retrying", "Delivered", "Failed", "Cancelled", "Paused"] as const;

@@ -1,7 +1,7 @@
 import type { Queryable } from "../../platform/db/index.js";
 import { Conditions, selectPage } from "../../platform/db/paging.js";
 import { ApiError } from "../../platform/http/errors.js";
-import { type Attempt, attemptsPage } from "../outgoing-webhooks/event-service.js";
+import { type Attempt, attemptsPage } from "../outgoing-webhooks/index.js";
 import { announcePostbacks } from "./queue.js";
 import type { PostbackStatus } from "./schemas.js";
 

@@ -1,9 +1,14 @@
 import type { Queryable } from "../../platform/db/index.js";
 import { ApiError } from "../../platform/http/errors.js";
 import type { Permission } from "../auth/index.js";
-import { liveVocabulary, PlaceholderError, validateTemplate } from "../outgoing-webhooks/placeholders.js";
-import { blockedHostProblem, type HostScreen } from "../outgoing-webhooks/url-screen.js";
-import { COMMISSION_TYPES, type ConversionType, isConversionType } from "../tracking/conversion-types.js";
+import {
+  blockedHostProblem,
+  type HostScreen,
+  liveVocabulary,
+  PlaceholderError,
+  validateTemplate,
+} from "../outgoing-webhooks/index.js";
+import { COMMISSION_TYPES, type ConversionType, isConversionType } from "../tracking/index.js";
 import { announcePostbacks } from "./queue.js";
 import type { Postback } from "./schemas.js";
 

@@ -3,7 +3,7 @@ import { BatchWriter } from "../../platform/batch-writer.js";
 import type { Clock } from "../../platform/clock.js";
 import type { Db } from "../../platform/db/index.js";
 import { FairClaimer, type FairShare, type InFlight } from "../../platform/fair-claimer.js";
-import type { DeliverySettings } from "../outgoing-webhooks/delivery.js";
+import type { DeliverySettings } from "../outgoing-webhooks/index.js";
 import { attempt, type ClaimedPostback, claimDue, type Outcome, pause, recordOutcomes } from "./delivery.js";
 import { listenForPostbacks } from "./queue.js";
 import type { Postback } from "./schemas.js";

@@ -1,7 +1,7 @@
 import { Type } from "typebox";
 import { PageQuery } from "../../platform/http/envelope.js";
 import { PathId } from "../../platform/http/path-ids.js";
-import { PermissionName } from "../auth/schemas.js";
+import { PermissionName } from "../auth/index.js";
 
 export const Entitlements = Type.Object({
   apiTokens: Type.Boolean({ description: "May manage API tokens (default on)" }),

@@ -1,5 +1,4 @@
 import type { Db } from "../../platform/db/index.js";
-import { listenForCatalogChanges } from "../catalog/index.js";
 
 /** What a click needs to know about its brand link, denormalized so the click route reads no table. */
 export interface CachedLink {
@@ -38,6 +37,12 @@ const MISSING_TTL_MS = 10_000;
 const MAX_ENTRIES = 200_000;
 
 /**
+ * Hears of every change of a tenant's catalog on any node: the catalog's listenForCatalogChanges,
+ * handed over by app.ts (the catalog reads tracking's vocabulary, so tracking does not import it).
+ */
+export type CatalogListener = (db: Db, onChange: (tenantId: string) => void) => Promise<() => Promise<void>>;
+
+/**
  * The click route's view of the catalog: brand links and traffic sources by id, loaded on first
  * use and refreshed whenever the tenant's catalog changes on any node.
  */
@@ -48,10 +53,13 @@ export class TrackingCache {
   // Bumped by every change, so a load that raced a change does not cache what it read before it.
   private generation = 0;
 
-  constructor(private readonly db: Db) {}
+  constructor(
+    private readonly db: Db,
+    private readonly listen: CatalogListener,
+  ) {}
 
   async start(): Promise<void> {
-    this.stopListening = await listenForCatalogChanges(this.db, (tenantId) => this.forgetTenant(tenantId));
+    this.stopListening = await this.listen(this.db, (tenantId) => this.forgetTenant(tenantId));
   }
 
   async stop(): Promise<void> {

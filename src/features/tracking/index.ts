@@ -20,6 +20,16 @@ export {
   isConversionType,
 } from "./conversion-types.js";
 export { type DeliveryListing, sqlListing } from "./deliveries.js";
-export { TRACKING_RETENTION } from "./retention.js";
+export { RAW_EVENT_RETENTION_DAYS, TRACKING_RETENTION } from "./retention.js";
+// The rollups' layout, which the reports read.
+export {
+  COARSE_ROLLUPS,
+  DAILY_DIMENSIONS,
+  DAY_ROWS,
+  EPOCH_DAYS,
+  REPORT_MEASURES,
+  ROLLUP_SPANS,
+  TAIL_DAYS,
+} from "./rollups.js";
 export type { StatusChange, StatusChangeHook } from "./status-changes.js";
 export { Tracking } from "./tracking.js";

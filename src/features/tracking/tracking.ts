@@ -4,7 +4,7 @@ import type { Clock } from "../../platform/clock.js";
 import { type Db, prepared } from "../../platform/db/index.js";
 import { idTime } from "../../platform/ids.js";
 import { IpCounters } from "../../platform/ip-counters.js";
-import { TrackingCache } from "./cache.js";
+import { type CatalogListener, TrackingCache } from "./cache.js";
 import { ClickBuffer, type ClickBufferOptions, type ClickHook } from "./click-buffer.js";
 import type { ValidConversion } from "./conversion-input.js";
 import type { ConversionRecord } from "./conversion-record.js";
@@ -50,9 +50,10 @@ export class Tracking {
     private readonly db: Db,
     clock: Clock,
     log: FastifyBaseLogger,
+    listenForCatalog: CatalogListener,
     options: ClickBufferOptions = {},
   ) {
-    this.cache = new TrackingCache(db);
+    this.cache = new TrackingCache(db, listenForCatalog);
     this.clicks = new ClickBuffer(db, clock, log, options, this.clickHooks);
     this.conversions = new ConversionWriter(
       db,
