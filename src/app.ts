@@ -28,7 +28,9 @@ import { exchangeRateRoutes } from "./features/exchange-rates/routes.js";
 import {
   GOOGLE_ADS_RETENTION,
   googleAds,
+  googleAdsDeliveries,
   googleAdsQueue,
+  googleAdsStatusHook,
 } from "./features/google-ads/index.js";
 import { googleAdsRoutes } from "./features/google-ads/routes.js";
 import { activeVersionRoute } from "./features/health/active-version.js";
@@ -221,9 +223,9 @@ export async function buildApp(options: AppOptions): Promise<BuiltApp> {
   // A change of a conversion's status is told, in its transaction, to whoever asked for changes
   // (docs/conversions.md "Statuses"): webhooks and postbacks with statusChanges, the operational
   // webhooks, Google Ads.
-  ctx.tracking.statusHooks.push(webhookStatusFanOut, sourcePostbackStatusHook, statusChangeNotice);
+  ctx.tracking.statusHooks.push(webhookStatusFanOut, sourcePostbackStatusHook, statusChangeNotice, googleAdsStatusHook);
   // Every place a conversion went, for its page (GET /conversions/{id}/deliveries).
-  ctx.tracking.destinations.push(webhookDeliveries, postbackDeliveries);
+  ctx.tracking.destinations.push(webhookDeliveries, postbackDeliveries, googleAdsDeliveries);
   const ads = googleAds({ db, clock, log: app.log, config, keyring });
   jobs.register(ads.job);
   const workers = new WorkerLoops({ mail: ctx.mail, delivery: ctx.delivery, notifications: ctx.notifications.worker });

@@ -146,7 +146,14 @@ describe("what is uploaded", () => {
     ]);
     const detail = await getAds(t, who, source.sourceId, `/uploads/${uploads.data[0]?.id}`);
     expect(detail.data.items).toEqual([
-      { conversionId: recorded.id, conversionType: "FirstTimeDeposit", gclid, outcome: "accepted", reason: null },
+      {
+        conversionId: recorded.id,
+        conversionType: "FirstTimeDeposit",
+        gclid,
+        outcome: "accepted",
+        reason: null,
+        statusNote: null,
+      },
     ]);
     expect((await getAds(t, who, source.sourceId)).data.pendingEvents).toBe(0);
 

@@ -1,7 +1,7 @@
 import type { Queryable } from "../../platform/db/index.js";
 import { Conditions, selectPage } from "../../platform/db/paging.js";
 import type { GoogleAnswer } from "./client.js";
-import type { UploadStatus } from "./schemas.js";
+import type { ItemOutcome, UploadStatus } from "./schemas.js";
 
 export interface Upload {
   id: string;
@@ -19,9 +19,37 @@ export interface UploadItem {
   conversionId: string;
   conversionType: string;
   gclid: string;
-  outcome: "accepted" | "refused" | "pending";
+  outcome: ItemOutcome;
   reason: string | null;
+  /** What Google was (not) told of a change of the conversion's status after its upload. */
+  statusNote: string | null;
 }
+
+/** A conversion not taken into an upload: waiting for one, or withdrawn before it. */
+export interface QueueItem extends UploadItem {
+  createdAt: string;
+  outcome: "pending" | "withdrawn";
+}
+
+interface ItemRow {
+  conversion_id: string;
+  conversion_type: string;
+  gclid: string;
+  outcome: ItemOutcome;
+  reason: string | null;
+  status_note: string | null;
+}
+
+const ITEM_COLUMNS = "q.conversion_id, q.conversion_type, q.gclid, q.outcome, q.reason, q.status_note";
+
+const toItem = (item: ItemRow): UploadItem => ({
+  conversionId: item.conversion_id,
+  conversionType: item.conversion_type,
+  gclid: item.gclid,
+  outcome: item.outcome,
+  reason: item.reason,
+  statusNote: item.status_note,
+});
 
 interface UploadRow {
   id: string;
@@ -87,25 +115,42 @@ export async function getUpload(
     [tenantId, trafficSourceId, uploadId],
   );
   if (!row) return null;
-  const items = await db.query<{
-    conversion_id: string;
-    conversion_type: string;
-    gclid: string;
-    outcome: UploadItem["outcome"];
-    reason: string | null;
-  }>(
-    `select conversion_id, conversion_type, gclid, outcome, reason from google_ads_items
-      where upload_id = $1 order by created_at, conversion_id`,
+  const items = await db.query<ItemRow>(
+    `select ${ITEM_COLUMNS} from google_ads_items q where q.upload_id = $1 order by q.created_at, q.conversion_id`,
     [uploadId],
   );
+  return { ...toUpload(row), items: items.map(toItem) };
+}
+
+/** The integration's conversions not taken into an upload, oldest first: queued, or withdrawn before it. */
+export async function listQueue(
+  db: Queryable,
+  tenantId: string,
+  trafficSourceId: number,
+  filter: { offset: number; limit: number; outcome?: QueueItem["outcome"] | undefined },
+): Promise<{ items: QueueItem[]; total: number }> {
+  const where = new Conditions(
+    "q.tenant_id = $1 and q.traffic_source_id = $2 and q.upload_id is null",
+    tenantId,
+    trafficSourceId,
+  ).add("q.outcome = $", filter.outcome);
+  const { rows, total } = await selectPage<ItemRow & { created_at: Date }>(
+    db,
+    {
+      select: `${ITEM_COLUMNS}, q.created_at`,
+      from: "google_ads_items q",
+      where: where.sql,
+      params: where.params,
+      orderBy: "q.created_at, q.conversion_id",
+    },
+    filter,
+  );
   return {
-    ...toUpload(row),
-    items: items.map((item) => ({
-      conversionId: item.conversion_id,
-      conversionType: item.conversion_type,
-      gclid: item.gclid,
-      outcome: item.outcome,
-      reason: item.reason,
+    items: rows.map((row) => ({
+      ...toItem(row),
+      outcome: row.outcome === "withdrawn" ? "withdrawn" : "pending",
+      createdAt: new Date(row.created_at).toISOString(),
     })),
+    total,
   };
 }

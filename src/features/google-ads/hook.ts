@@ -1,5 +1,5 @@
 import { prepared, type Queryable } from "../../platform/db/index.js";
-import type { ConversionHook, ConversionRecord } from "../tracking/index.js";
+import { type ConversionHook, type ConversionRecord, isCounted } from "../tracking/index.js";
 
 const INSERT_ITEMS = prepared(
   "google-ads.queue",
@@ -19,8 +19,10 @@ const INSERT_ITEMS = prepared(
 /**
  * Queues the conversions Google Ads should hear of, in the transaction that records them: those
  * of a traffic source with an enabled integration that maps their type to a conversion action,
- * whose click carried a gclid. Set-based: one statement for the whole batch, and none at all
- * when no conversion of the batch has a click with a gclid.
+ * whose click carried a gclid, and whose status is pending or approved (one recorded rejected or
+ * reversed is not uploaded; the status hook queues it if it is approved later). Set-based: one
+ * statement for the whole batch, and none at all when no conversion of the batch has a click
+ * with a gclid.
  */
 export async function queueGoogleAdsItems(
   tx: Queryable,
@@ -31,7 +33,7 @@ export async function queueGoogleAdsItems(
   // A conversion's attribution source is "google" exactly when its click carried a gclid, so a
   // batch without one costs no statement.
   const candidates = conversions.filter(
-    (c) => c.clickId !== null && c.trafficSourceId !== null && c.attributionSource === "google",
+    (c) => c.clickId !== null && c.trafficSourceId !== null && c.attributionSource === "google" && isCounted(c.status),
   );
   if (candidates.length === 0) return 0;
   const rows = await tx.query(INSERT_ITEMS, [

@@ -21,8 +21,10 @@ export const GOOGLE_ADS_SEALED_COLUMNS: readonly SealedColumn[] = [
     label: GOOGLE_ADS_SECRETS_LABEL,
   },
 ];
+export { googleAdsDeliveries } from "./deliveries.js";
 export { googleAdsQueue } from "./hook.js";
 export { GOOGLE_ADS_RETENTION } from "./retention.js";
+export { googleAdsStatusHook } from "./status.js";
 
 /** Google Ads offline conversions on this node: the credential box, the upload loop and its job. */
 export interface GoogleAds {

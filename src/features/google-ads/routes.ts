@@ -7,11 +7,13 @@ import { conflictResponses, Envelope, errorResponses, ok, PagedEnvelope, paged }
 import { ApiError } from "../../platform/http/errors.js";
 import { actorOf } from "../audit/index.js";
 import { callerOf } from "../auth/index.js";
-import { getUpload, listUploads } from "./history.js";
+import { getUpload, listQueue, listUploads } from "./history.js";
 import type { GoogleAds } from "./index.js";
 import {
   GoogleAdsBody,
   GoogleAdsIntegration,
+  QueueItem,
+  QueueQuery,
   SourceParams,
   Upload,
   UploadDetail,
@@ -131,6 +133,27 @@ export function googleAdsRoutes(ctx: GoogleAdsRouteDeps, ads: Pick<GoogleAds, "b
         const tenantId = callerOf(request).tenantId;
         await integrationOf(ctx.db, tenantId, request.params.id);
         const { items, total } = await listUploads(ctx.db, tenantId, request.params.id, request.query);
+        return paged(items, request.query, total);
+      },
+    );
+
+    app.get(
+      `${PATH}/queue`,
+      {
+        config: read,
+        schema: {
+          tags: [TAG],
+          summary:
+            "The conversions not taken into an upload, oldest first: queued, or withdrawn because their conversion was rejected or reversed first",
+          params: SourceParams,
+          querystring: QueueQuery,
+          response: { 200: PagedEnvelope(QueueItem), ...errorResponses },
+        },
+      },
+      async (request) => {
+        const tenantId = callerOf(request).tenantId;
+        await integrationOf(ctx.db, tenantId, request.params.id);
+        const { items, total } = await listQueue(ctx.db, tenantId, request.params.id, request.query);
         return paged(items, request.query, total);
       },
     );

@@ -5,7 +5,10 @@ import { CONVERSION_TYPES } from "../tracking/index.js";
 
 export const UPLOAD_STATUSES = ["Sent", "Partly", "Failed", "Retrying"] as const;
 export type UploadStatus = (typeof UPLOAD_STATUSES)[number];
-export const ITEM_OUTCOMES = ["accepted", "refused", "pending"] as const;
+export const ITEM_OUTCOMES = ["accepted", "refused", "pending", "withdrawn"] as const;
+export type ItemOutcome = (typeof ITEM_OUTCOMES)[number];
+/** The outcomes of an item not taken into an upload: waiting for one, or withdrawn before it. */
+export const QUEUE_OUTCOMES = ["pending", "withdrawn"] as const;
 
 const SourceId = Type.Integer({ minimum: 1, maximum: Number.MAX_SAFE_INTEGER, description: "The traffic source's id" });
 export const SourceParams = Type.Object({ id: SourceId }, { additionalProperties: false });
@@ -128,13 +131,40 @@ export const Upload = Type.Object({
   response: Type.Union([GoogleAnswerSchema, Type.Null()]),
 });
 
+const STATUS_NOTE = NullableString({
+  description:
+    "What Google was (not) told of a change of the conversion's status after its upload, e.g. that a conversion reversed after Google accepted it must be retracted in Google Ads",
+});
+
 export const UploadItem = Type.Object({
   conversionId: Type.String(),
   conversionType: Type.String(),
   gclid: Type.String(),
-  outcome: Type.Enum(ITEM_OUTCOMES),
+  outcome: Type.Enum(ITEM_OUTCOMES, {
+    description:
+      "accepted or refused by Google (or by our check before sending), pending (waiting for a retry), or withdrawn: its conversion was rejected or reversed before Google accepted it, so it is not sent",
+  }),
   reason: NullableString(),
+  statusNote: STATUS_NOTE,
 });
+
+export const QueueItem = Type.Object({
+  conversionId: Type.String(),
+  conversionType: Type.String(),
+  gclid: Type.String(),
+  createdAt: Type.String({ format: "date-time", description: "When it was queued" }),
+  outcome: Type.Enum(QUEUE_OUTCOMES, {
+    description:
+      "pending: waiting for its upload; withdrawn: its conversion was rejected or reversed first, so it is not sent (queued again if it is approved while its click is inside the 90 days)",
+  }),
+  reason: NullableString(),
+  statusNote: STATUS_NOTE,
+});
+
+export const QueueQuery = Type.Object(
+  { ...PageQuery.properties, outcome: Type.Optional(Type.Enum(QUEUE_OUTCOMES)) },
+  { additionalProperties: false },
+);
 
 export const UploadDetail = Type.Object({ ...Upload.properties, items: Type.Array(UploadItem) });
 

@@ -4,6 +4,7 @@ import { MINUTE_MS } from "../../platform/durations.js";
 import { type FairShare, type FairTable, fairDueIds, unlimitedShare } from "../../platform/fair-claimer.js";
 import { newId } from "../../platform/ids.js";
 import { closeIssue, raiseIssue } from "../issues/index.js";
+import type { ConversionStatus } from "../tracking/index.js";
 import { type Credentials, fetchAccessToken, type GoogleAnswer, type GoogleEndpoints, ingestEvents } from "./client.js";
 import { type CredentialBox, CredentialsUnreadableError } from "./credential-box.js";
 import {
@@ -17,6 +18,7 @@ import {
   refusalOf,
 } from "./events.js";
 import type { UploadStatus } from "./schemas.js";
+import { notToldNote } from "./status.js";
 import { TokenCache } from "./token-cache.js";
 
 /** A failed upload is tried again this much later, while its clicks are inside their window. */
@@ -50,7 +52,7 @@ const DUE_INTEGRATIONS: FairTable = {
         and (exists (select 1 from google_ads_uploads u where u.traffic_source_id = g.traffic_source_id
                        and u.status = 'Retrying' and u.next_attempt_at <= $1)
              or (exists (select 1 from google_ads_items q where q.traffic_source_id = g.traffic_source_id
-                           and q.upload_id is null)
+                           and q.upload_id is null and q.outcome = 'pending')
                  and not exists (select 1 from google_ads_uploads u
                                   where u.traffic_source_id = g.traffic_source_id and u.status = 'Retrying')))`,
   tenant: "g.tenant_id",
@@ -265,6 +267,7 @@ export class Uploader {
     for (let batch = 0; batch < BATCHES_PER_INTEGRATION && Date.now() <= stopAt; batch++) {
       const rows = await db.query<ItemRow>(
         `select ${ITEM_COLUMNS} from google_ads_items where traffic_source_id = $1 and upload_id is null
+            and outcome = 'pending'
           order by created_at, conversion_id limit $2`,
         [sourceId, MAX_EVENTS_PER_REQUEST],
       );
@@ -385,6 +388,9 @@ async function record(
       if (!waiting.includes(item)) refused.set(item.conversionId, `Not uploaded within the click's window: ${why}`);
     }
   }
+  // The items are locked first, in the order the status hook locks them: a conversion rejected
+  // or reversed while its event was on its way was withdrawn meanwhile (see withdrawnMeanwhile).
+  const withdrawn = await withdrawnMeanwhile(tx, integration, items);
   if (upload.fresh) {
     await tx.query(
       `insert into google_ads_uploads (id, tenant_id, traffic_source_id, status, events, created_at, updated_at)
@@ -392,22 +398,35 @@ async function record(
       [upload.id, integration.tenant_id, integration.traffic_source_id, items.length, now],
     );
   }
+  // Withdrawn meanwhile and not taken by Google: it stays withdrawn (and is not retried); taken,
+  // it is accepted, with a note that Google was not told of the change.
+  const writes = [
+    ...outcome.accepted.map((id) => ({ id, outcome: "accepted", reason: null, note: withdrawn.get(id) ?? null })),
+    ...[...refused].map(([id, reason]) => ({ id, outcome: "refused", reason, note: null })),
+    ...waiting.map((i) => ({ id: i.conversionId, outcome: "pending", reason: null, note: null })),
+  ];
+  const kept = writes.filter((w) => w.outcome === "accepted" || !withdrawn.has(w.id));
   await tx.query(
-    `update google_ads_items q set upload_id = $1, outcome = v.outcome, reason = v.reason
-       from unnest($2::text[], $3::text[], $4::text[]) as v (conversion_id, outcome, reason)
-      where q.conversion_id = v.conversion_id and q.traffic_source_id = $5`,
+    `update google_ads_items q set upload_id = $1, outcome = v.outcome, reason = v.reason,
+            status_note = coalesce(v.note, q.status_note)
+       from unnest($2::text[], $3::text[], $4::text[], $5::text[]) as v (conversion_id, outcome, reason, note)
+      where q.conversion_id = v.conversion_id and q.traffic_source_id = $6`,
     [
       upload.id,
-      [...outcome.accepted, ...refused.keys(), ...waiting.map((i) => i.conversionId)],
-      [
-        ...outcome.accepted.map(() => "accepted"),
-        ...[...refused.keys()].map(() => "refused"),
-        ...waiting.map(() => "pending"),
-      ],
-      [...outcome.accepted.map(() => null), ...refused.values(), ...waiting.map(() => null)],
+      kept.map((w) => w.id),
+      kept.map((w) => w.outcome),
+      kept.map((w) => w.reason),
+      kept.map((w) => w.note),
       integration.traffic_source_id,
     ],
   );
+  const stayWithdrawn = writes.filter((w) => w.outcome !== "accepted" && withdrawn.has(w.id)).map((w) => w.id);
+  if (stayWithdrawn.length > 0) {
+    await tx.query(
+      "update google_ads_items set upload_id = $1 where conversion_id = any($2::text[]) and traffic_source_id = $3",
+      [upload.id, stayWithdrawn, integration.traffic_source_id],
+    );
+  }
   const [counts] = await tx.query<{ accepted: number; refused: number; events: number }>(
     `select count(*) filter (where outcome = 'accepted')::int as accepted,
             count(*) filter (where outcome = 'refused')::int as refused, count(*)::int as events
@@ -415,8 +434,15 @@ async function record(
     [upload.id],
   );
   const accepted = counts?.accepted ?? 0;
-  const status: UploadStatus =
-    waiting.length > 0 ? "Retrying" : (counts?.refused ?? 0) === 0 ? "Sent" : accepted > 0 ? "Partly" : "Failed";
+  const stillWaiting = waiting.some((item) => !withdrawn.has(item.conversionId));
+  // Nothing accepted and no retry left (every event refused, or withdrawn from a failed upload): Failed.
+  const status: UploadStatus = stillWaiting
+    ? "Retrying"
+    : accepted === 0
+      ? "Failed"
+      : (counts?.refused ?? 0) === 0
+        ? "Sent"
+        : "Partly";
   await tx.query(
     `update google_ads_uploads set status = $2, events = $3, accepted = $4, refused = $5,
             attempts = attempts + case when $6 then 1 else 0 end, next_attempt_at = $7,
@@ -436,6 +462,35 @@ async function record(
   );
   await followFailures(tx, integration, upload.id, outcome, now);
   return status;
+}
+
+/**
+ * Locks the attempt's items and answers those withdrawn while the attempt was under way (their
+ * conversion rejected or reversed), each with the note it takes if Google accepted it anyway.
+ */
+async function withdrawnMeanwhile(
+  tx: Queryable,
+  integration: IntegrationRow,
+  items: readonly QueuedItem[],
+): Promise<Map<string, string>> {
+  if (items.length === 0) return new Map();
+  const locked = await tx.query<{ conversion_id: string; outcome: string }>(
+    `select conversion_id, outcome from google_ads_items
+      where conversion_id = any($1::text[]) and traffic_source_id = $2 order by conversion_id for update`,
+    [items.map((i) => i.conversionId), integration.traffic_source_id],
+  );
+  const ids = locked.filter((row) => row.outcome === "withdrawn").map((row) => row.conversion_id);
+  if (ids.length === 0) return new Map();
+  const changes = await tx.query<{ conversion_id: string; status: ConversionStatus; reason: string | null; at: Date }>(
+    `select distinct on (conversion_id) conversion_id, status, reason, at from conversion_status_changes
+      where tenant_id = $1 and conversion_id = any($2::text[]) order by conversion_id, at desc, id desc`,
+    [integration.tenant_id, ids],
+  );
+  const notes = new Map(ids.map((id) => [id, "Rejected or reversed while it was being sent: Google was not told"]));
+  for (const change of changes) {
+    notes.set(change.conversion_id, notToldNote(change.status, new Date(change.at), change.reason));
+  }
+  return notes;
 }
 
 /** Counts failed attempts in a row; opens (or refreshes) the issue at the threshold, closes it on a success. */

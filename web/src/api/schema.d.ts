@@ -4057,8 +4057,6 @@ export interface paths {
                      * @example 2026-11-01
                      */
                     comparisonTo?: string;
-                    /** @description Conversion statuses counted, comma-separated, any case: pending, approved, rejected, reversed; default pending,approved. Another set reads the raw conversions, kept 120 days: its windows must start within them */
-                    conversionStatus?: string;
                     /** @description ISO 4217 code the amounts are shown in, each converted at the rate of its event's UTC day; default the reportingCurrency setting */
                     currency?: string;
                     /** @description Page size, 1-500 (default 50) */
@@ -4081,8 +4079,8 @@ export interface paths {
                     search?: string;
                     /** @description name (ascending; -name descending) or a metric, highest first unless prefixed + (ascending): clicks, signups, firstTimeDeposit (alias ftd), qualifiers, cpaCommission, revShareCommission, flatFeeCommission, commission */
                     sortBy?: string;
-                    /** @description Account status: active or inactive */
-                    status?: "active" | "inactive";
+                    /** @description active or inactive: only accounts of that status. Conversion statuses counted, comma-separated, any case: pending, approved, rejected, reversed; default pending,approved. Another set reads the raw conversions, kept 120 days: its windows must start within them */
+                    status?: string;
                     /**
                      * @description IANA time zone (e.g. America/New_York) in which plain dates are whole local days, wall times are read, and date, week, month and hour rows are local; default the timeZone setting
                      * @example Europe/Berlin
@@ -4370,8 +4368,6 @@ export interface paths {
                      * @example 2026-11-01
                      */
                     comparisonTo?: string;
-                    /** @description Conversion statuses counted, comma-separated, any case: pending, approved, rejected, reversed; default pending,approved. Another set reads the raw conversions, kept 120 days: its windows must start within them */
-                    conversionStatus?: string;
                     /** @description ISO 4217 code the amounts are shown in, each converted at the rate of its event's UTC day; default the reportingCurrency setting */
                     currency?: string;
                     /** @description Page size, 1-500 (default 50) */
@@ -4394,8 +4390,8 @@ export interface paths {
                     search?: string;
                     /** @description name (ascending; -name descending) or a metric, highest first unless prefixed + (ascending): clicks, signups, firstTimeDeposit (alias ftd), qualifiers, cpaCommission, revShareCommission, flatFeeCommission, commission */
                     sortBy?: string;
-                    /** @description Account status: active or inactive */
-                    status?: "active" | "inactive";
+                    /** @description active or inactive: only accounts of that status. Conversion statuses counted, comma-separated, any case: pending, approved, rejected, reversed; default pending,approved. Another set reads the raw conversions, kept 120 days: its windows must start within them */
+                    status?: string;
                     /**
                      * @description IANA time zone (e.g. America/New_York) in which plain dates are whole local days, wall times are read, and date, week, month and hour rows are local; default the timeZone setting
                      * @example Europe/Berlin

@@ -48,6 +48,8 @@ const ITEM_COLUMNS: Column<Item>[] = [
   { key: "gclid", label: "Google click id", cell: (i) => <span className="event-id">{i.gclid}</span> },
   { key: "outcome", label: "Outcome", cell: (i) => <UploadBadge status={i.outcome} /> },
   { key: "reason", label: "Reason", cell: (i) => i.reason ?? "—" },
+  // A change of the conversion's status after Google took it: what Google was not told.
+  { key: "statusNote", label: "Status change", cell: (i) => i.statusNote ?? "—" },
 ];
 
 function UploadView({ id, uploadId }: { id: number; uploadId: string }) {

@@ -109,7 +109,12 @@ export function SourceFrame({
 }
 
 const UPLOAD_TONE: Record<string, string> = { Sent: "ok", Partly: "warning", Retrying: "warning", Failed: "error" };
-const OUTCOME_TONE: Record<string, string> = { accepted: "ok", pending: "info", refused: "error" };
+const OUTCOME_TONE: Record<string, string> = {
+  accepted: "ok",
+  pending: "info",
+  refused: "error",
+  withdrawn: "warning",
+};
 
 /** A Google Ads upload's status or one item's outcome, coloured like the delivery statuses. */
 export function UploadBadge({ status }: { status: string }) {
