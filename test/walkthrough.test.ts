@@ -139,7 +139,9 @@ describe("docs/walkthrough.md", () => {
     expect(report).toContain('"link":"Walkthrough Link"');
     expect(report).toContain('"tracker":"november"');
     expect(report).toMatch(/"clicks":1,"signups":1,"deposits":2,"depositAmount":75.5\}/);
-    expect(report).toContain('"meta":{"timeZone":"UTC","currency":"EUR","unconverted":[]}');
+    expect(report).toContain(
+      '"meta":{"timeZone":"UTC","currency":"EUR","status":["pending","approved"],"unconverted":[]}',
+    );
 
     // The receiver got the postback, filled in, and the delivery log shows its answer.
     const webhook = out["7. webhook"] ?? "";
