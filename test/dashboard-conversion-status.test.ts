@@ -1,4 +1,3 @@
-import { mkdir } from "node:fs/promises";
 import type { Page } from "playwright-core";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import type { Tenancy } from "./helpers/app.js";
@@ -12,6 +11,7 @@ import {
   gotoWhenIdle,
   openDashboardPage,
   type PageLog,
+  screenshot,
   signInSettled,
   startDashboard,
   stopDashboard,
@@ -32,16 +32,14 @@ import {
 // the API afterwards), the form's absence for a person without conversions.update, and the
 // webhook form's "Send status changes". Each page is photographed at 1280 and 390 px wide.
 
-const SHOTS = "/tmp/shots";
 const PAGE_SIZE = 25;
 
-/** The page at a desktop and a phone width, full length, into /tmp/shots; the phone must not scroll sideways. */
+/** The page at a desktop and a phone width, full length (the dashboard's screenshot helper); the phone must not scroll sideways. */
 async function shoot(page: Page, name: string): Promise<void> {
-  await mkdir(SHOTS, { recursive: true });
   await page.setViewportSize({ width: 1280, height: 800 });
-  await page.screenshot({ path: `${SHOTS}/${name}-1280.png`, fullPage: true });
+  await screenshot(page, `${name}-1280`);
   await page.setViewportSize({ width: 390, height: 844 });
-  await page.screenshot({ path: `${SHOTS}/${name}-390.png`, fullPage: true });
+  await screenshot(page, `${name}-390`);
   expect(await page.evaluate(() => document.documentElement.scrollWidth), `${name} at 390 px`).toBeLessThanOrEqual(390);
   await page.setViewportSize({ width: 1024, height: 800 });
 }

@@ -225,6 +225,29 @@ describe("before the upload", () => {
     expect(await itemsOfUpload(source, upload?.id ?? "")).toEqual([
       expect.objectContaining({ conversionId: kept, outcome: "accepted", statusNote: null }),
     ]);
+
+    // A conversion's page lists its Google Ads delivery: the upload's id once sent, its own while withdrawn.
+    const deliveries = async (id: string) => {
+      const res = await t.call({
+        method: "GET",
+        url: `/api/v1/conversions/${id}/deliveries`,
+        headers: { authorization: who.apiKey },
+      });
+      expect(res.statusCode, res.body).toBe(200);
+      return res.json().data;
+    };
+    expect(await deliveries(kept)).toEqual([
+      expect.objectContaining({
+        destination: "googleAds",
+        target: { id: String(source.sourceId), name: "Rejected before upload" },
+        id: upload?.id,
+        status: "accepted",
+        attempts: 1,
+      }),
+    ]);
+    expect(await deliveries(rejected)).toEqual([
+      expect.objectContaining({ destination: "googleAds", id: rejected, status: "withdrawn", attempts: 0 }),
+    ]);
   });
 
   it("does not claim an integration whose queue holds withdrawn conversions only", async () => {
