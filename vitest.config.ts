@@ -23,6 +23,7 @@ const EMBEDDED_ONLY = [
   "test/dashboard-catalog.test.ts",
   "test/dashboard-composites.test.ts",
   "test/dashboard-conversions.test.ts",
+  "test/dashboard-integration-tests.test.ts",
   "test/dashboard-issues.test.ts",
   "test/dashboard-notifications.test.ts",
   "test/dashboard-reports.test.ts",

@@ -13,7 +13,10 @@ import { ADMIN_KEY, startTestApp, type Tenancy, type TestApp, type TestAppOption
  * - `POST /v1/events:ingest`: the Data Manager API. A bearer token it issued, at most 2,000
  *   events, every event valid, or the whole request is refused (no partial failure) with a
  *   google.rpc error: `{ error: { code, message, status, details: [BadRequest fieldViolations] } }`.
- *   On success `{ requestId }`.
+ *   On success `{ requestId }`. With `validateOnly: true` the request is checked the same way
+ *   (credentials, account, actions, events) and answered `{ requestId }`, but no event is kept.
+ *   An account the credentials may not reach answers 403 PERMISSION_DENIED; a conversion action
+ *   the account does not have, 400 INVALID_ARGUMENT naming its destination.
  *
  * Tests script refusals of particular gclids (for a reason that will not change) and failures
  * of the next requests (5xx, 429 RESOURCE_EXHAUSTED, a reset connection).
@@ -56,6 +59,7 @@ export interface IngestBody {
   }[];
   events?: IngestEvent[];
   consent?: Record<string, string>;
+  validateOnly?: boolean;
 }
 
 export interface FakeGoogle {
@@ -74,6 +78,10 @@ export interface FakeGoogle {
   revoke(refreshToken: string): void;
   /** Events with this gclid are refused (INVALID_ARGUMENT naming the event) with `description`. */
   refuseGclid(gclid: string, description: string): void;
+  /** Ingest requests to this operating account are refused: PERMISSION_DENIED (403), as Google does. */
+  denyAccount(accountId: string): void;
+  /** This conversion action (productDestinationId) does not exist in the account: INVALID_ARGUMENT. */
+  unknownAction(actionId: string): void;
   /** The next ingest requests answer these failures, one each, in order. */
   failIngest(...failures: FakeFailure[]): void;
   /** The next token exchanges answer these failures, one each, in order. */
@@ -110,7 +118,11 @@ function send(response: ServerResponse, status: number, body: unknown): void {
 }
 
 /** The field violations Google would name for this request (empty: valid). */
-function violationsOf(body: IngestBody, refused: Map<string, string>): { field: string; description: string }[] {
+function violationsOf(
+  body: IngestBody,
+  refused: Map<string, string>,
+  unknownActions: ReadonlySet<string>,
+): { field: string; description: string }[] {
   const out: { field: string; description: string }[] = [];
   const destinations = Array.isArray(body.destinations) ? body.destinations : [];
   if (destinations.length === 0)
@@ -128,6 +140,8 @@ function violationsOf(body: IngestBody, refused: Map<string, string>): { field: 
     }
     if (!/^\d+$/.test(destination.productDestinationId ?? "")) {
       out.push({ field: `destinations[${i}].productDestinationId`, description: "Invalid conversion action." });
+    } else if (unknownActions.has(destination.productDestinationId ?? "")) {
+      out.push({ field: `destinations[${i}].productDestinationId`, description: "Conversion action not found." });
     }
     if (destination.reference !== undefined) {
       if (references.has(destination.reference)) {
@@ -173,6 +187,8 @@ export async function startFakeGoogle(): Promise<FakeGoogle> {
   const revoked = new Set<string>();
   const tokens = new Set<string>();
   const refused = new Map<string, string>();
+  const deniedAccounts = new Set<string>();
+  const unknownActions = new Set<string>();
   const ingestFailures: FakeFailure[] = [];
   const tokenFailures: FakeFailure[] = [];
   const tokenRequests: URLSearchParams[] = [];
@@ -233,10 +249,15 @@ export async function startFakeGoogle(): Promise<FakeGoogle> {
         ),
       );
     }
-    const violations = violationsOf(body, refused);
+    const denied = (body.destinations ?? []).find((d) => deniedAccounts.has(d.operatingAccount?.accountId ?? ""));
+    if (denied) {
+      return answer(403, rpcError(403, "PERMISSION_DENIED", "The caller does not have permission"));
+    }
+    const violations = violationsOf(body, refused, unknownActions);
     if (violations.length > 0) {
       return answer(400, rpcError(400, "INVALID_ARGUMENT", "Request contains an invalid argument.", violations));
     }
+    if (body.validateOnly === true) return answer(200, { requestId: randomUUID() });
     for (const event of body.events ?? []) accepted.set(event.transactionId ?? "", event);
     answer(200, { requestId: randomUUID() });
   };
@@ -276,6 +297,8 @@ export async function startFakeGoogle(): Promise<FakeGoogle> {
     },
     revoke: (refreshToken) => void revoked.add(refreshToken),
     refuseGclid: (gclid, description) => void refused.set(gclid, description),
+    denyAccount: (accountId) => void deniedAccounts.add(accountId),
+    unknownAction: (actionId) => void unknownActions.add(actionId),
     failIngest: (...failures) => void ingestFailures.push(...failures),
     failToken: (...failures) => void tokenFailures.push(...failures),
     close: () =>

@@ -5,11 +5,13 @@ import type { AppContext } from "../../context.js";
 import type { Queryable } from "../../platform/db/index.js";
 import { conflictResponses, Envelope, errorResponses, ok, PagedEnvelope, paged } from "../../platform/http/envelope.js";
 import { ApiError } from "../../platform/http/errors.js";
+import { refusedInEnvelope } from "../../platform/http/rate-limit.js";
 import { actorOf } from "../audit/index.js";
 import { callerOf } from "../auth/index.js";
 import { getUpload, listQueue, listUploads } from "./history.js";
 import type { GoogleAds } from "./index.js";
 import {
+  ConnectionTest,
   GoogleAdsBody,
   GoogleAdsIntegration,
   QueueItem,
@@ -21,12 +23,13 @@ import {
   UploadQuery,
 } from "./schemas.js";
 import { deleteIntegration, getIntegration, type IntegrationChange, saveIntegration, sourceExists } from "./service.js";
+import { auditConnectionTest, testConnection } from "./test-connection.js";
 
 const TAG = "Google Ads";
 const PATH = "/traffic-sources/:id/google-ads";
 
 /** What these routes use of the app's shared parts (assembled in app.ts). */
-export type GoogleAdsRouteDeps = Pick<AppContext, "db" | "clock">;
+export type GoogleAdsRouteDeps = Pick<AppContext, "db" | "clock" | "config">;
 
 /** 404 for a traffic source the tenant does not have, then for one without an integration. */
 async function integrationOf(db: Queryable, tenantId: string, sourceId: number, box?: GoogleAds["box"]) {
@@ -175,6 +178,40 @@ export function googleAdsRoutes(ctx: GoogleAdsRouteDeps, ads: Pick<GoogleAds, "b
         const upload = await getUpload(ctx.db, tenantId, request.params.id, request.params.uploadId);
         if (!upload) throw ApiError.notFound("Upload", request.params.uploadId);
         return ok(upload);
+      },
+    );
+
+    app.post(
+      `${PATH}/test`,
+      {
+        config: write,
+        schema: {
+          tags: [TAG],
+          summary: "Try the saved settings against Google: the token exchange and a validate-only ingest",
+          description:
+            "Exchanges the stored refresh token for an access token, then sends Google one sample event per mapped " +
+            "conversion action with `validateOnly: true`: the credentials, account, login account and actions are " +
+            "checked and nothing is kept by Google or recorded here (no upload). ok:false names Google's reason. " +
+            "A few tests per source per minute (SIMULATE_PER_WEBHOOK_PER_MINUTE); past that, 429 with Retry-After.",
+          params: SourceParams,
+          response: { 200: Envelope(ConnectionTest), ...errorResponses },
+        },
+      },
+      async (request, reply) => {
+        const change = changeOf(request);
+        const sourceId = request.params.id;
+        await integrationOf(ctx.db, change.tenantId, sourceId);
+        const { simulatePerWebhookPerMinute, windowMs } = app.limits.options;
+        const key = `google-ads-test:${change.tenantId}:${sourceId}`;
+        const budget = await app.limits.take(key, simulatePerWebhookPerMinute, windowMs);
+        if (!budget.allowed) throw refusedInEnvelope(reply, budget, "connection tests of this integration");
+        const result = await testConnection(ctx.db, change.tenantId, sourceId, {
+          box: ads.box,
+          endpoints: ctx.config.google,
+          now: () => ctx.clock.now(),
+        });
+        await auditConnectionTest(ctx.db, { ...change, sourceId, result, at: ctx.clock.now() });
+        return ok(result, result.ok ? "Google accepted the sample" : "The connection test failed");
       },
     );
   };

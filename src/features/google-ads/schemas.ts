@@ -172,3 +172,10 @@ export const UploadQuery = Type.Object(
   { ...PageQuery.properties, status: Type.Optional(Type.Enum(UPLOAD_STATUSES)) },
   { additionalProperties: false },
 );
+
+export const ConnectionTest = Type.Object({
+  ok: Type.Boolean({ description: "True: the token exchange worked and Google validated the sample events" }),
+  error: Type.Union([Type.String(), Type.Null()], {
+    description: "Why not: the token exchange's or Google's refusal (status, message, the fields it named)",
+  }),
+});

@@ -21,7 +21,7 @@ export interface ClaimedMessage {
   attempts: number;
 }
 
-interface Receiver {
+export interface Receiver {
   url: string;
   secret_enc: string;
   previous_secret_enc: string | null;
@@ -64,7 +64,7 @@ export async function claimDue(
 }
 
 /** The secrets that sign at `at`: the current one, and the rotated-out one during its overlap. */
-function liveSecrets(receiver: Receiver, box: SecretBox, at: Date): string[] {
+export function liveSecrets(receiver: Receiver, box: SecretBox, at: Date): string[] {
   const secrets = [box.open(receiver.secret_enc)];
   const until = receiver.previous_secret_until;
   if (receiver.previous_secret_enc !== null && until !== null && new Date(until) > at) {

@@ -12,6 +12,7 @@ import {
   paged,
 } from "../../platform/http/envelope.js";
 import { ApiError } from "../../platform/http/errors.js";
+import { refusedInEnvelope } from "../../platform/http/rate-limit.js";
 import { actorOf } from "../audit/index.js";
 import { callerOf } from "../auth/index.js";
 import { listDeliveries } from "./history.js";
@@ -19,6 +20,7 @@ import {
   Delivery,
   DeliveryQuery,
   NewNotificationWebhook,
+  NotificationTest,
   NotificationWebhook,
   NotificationWebhookPatch,
   NotificationWebhookWithSecret,
@@ -33,12 +35,13 @@ import {
   rotateSecret,
   updateNotificationWebhook,
 } from "./service.js";
+import { auditTestMessage, sendTestMessage } from "./test-send.js";
 
 const BASE = "/notifications/webhooks";
 const TAG = "Operational webhooks";
 
 /** What these routes use of the app's shared parts (assembled in app.ts). */
-export type NotificationRouteDeps = Pick<AppContext, "db" | "clock" | "notifications">;
+export type NotificationRouteDeps = Pick<AppContext, "db" | "clock" | "notifications" | "config">;
 
 /** Registration of operational webhooks and their delivery history (account-admin, as webhook settings). */
 export function notificationRoutes(ctx: NotificationRouteDeps): FastifyPluginAsyncTypebox {
@@ -195,6 +198,36 @@ export function notificationRoutes(ctx: NotificationRouteDeps): FastifyPluginAsy
         if (!webhook) throw ApiError.notFound("Webhook", request.params.id);
         const { items, total } = await listDeliveries(ctx.db, tenantId, webhook.id, request.query);
         return paged(items, request.query, total);
+      },
+    );
+
+    app.post(
+      `${BASE}/:id/test`,
+      {
+        config,
+        schema: {
+          tags: [TAG],
+          summary: "Send a signed message of type `test` to the webhook now; not recorded as a delivery",
+          description:
+            "Signed and sent as real messages are (Standard Webhooks headers, the current URL and secrets, the same " +
+            "timeout and address checks), whatever the webhook's event filter; not queued, retried or listed. A few " +
+            "tests per webhook per minute (SIMULATE_PER_WEBHOOK_PER_MINUTE); past that, 429 with Retry-After.",
+          params: WebhookId,
+          response: { 200: Envelope(NotificationTest), ...errorResponses },
+        },
+      },
+      async (request, reply) => {
+        const change = changeOf(request);
+        const id = request.params.id;
+        const webhook = await getNotificationWebhook(ctx.db, change.tenantId, id, change.at);
+        if (!webhook) throw ApiError.notFound("Webhook", id);
+        const { simulatePerWebhookPerMinute, windowMs } = app.limits.options;
+        const budget = await app.limits.take(`notification-test:${webhook.id}`, simulatePerWebhookPerMinute, windowMs);
+        if (!budget.allowed) throw refusedInEnvelope(reply, budget, "test messages to this webhook");
+        const settings = { timeoutMs: ctx.config.webhookTimeoutMs, policy: change.policy, box: change.box };
+        const result = await sendTestMessage(ctx.db, change.tenantId, webhook.id, settings, ctx.clock.now());
+        await auditTestMessage(ctx.db, { ...change, webhookId: webhook.id, result, at: ctx.clock.now() });
+        return ok(result, result.delivered ? "Test message delivered" : "Test message failed");
       },
     );
   };

@@ -96,3 +96,9 @@ export const Delivery = Type.Object({
   createdAt: Type.String({ format: "date-time" }),
   attempts: Type.Array(Attempt),
 });
+
+export const NotificationTest = Type.Object({
+  delivered: Type.Boolean({ description: "True: the receiver answered 2xx" }),
+  status: Type.Union([Type.Integer(), Type.Null()], { description: "The receiver's HTTP status; null: no answer" }),
+  error: Type.Union([Type.String(), Type.Null()], { description: "Why it was not delivered; null when it was" }),
+});

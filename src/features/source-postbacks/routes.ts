@@ -1,7 +1,10 @@
 import type { FastifyPluginAsyncTypebox } from "@fastify/type-provider-typebox";
 import type { AppContext } from "../../context.js";
 import { parseDateRange } from "../../platform/http/dates.js";
-import { Envelope, errorResponses, ok, PagedEnvelope, paged } from "../../platform/http/envelope.js";
+import { conflictResponses, Envelope, errorResponses, ok, PagedEnvelope, paged } from "../../platform/http/envelope.js";
+import { refusedInEnvelope } from "../../platform/http/rate-limit.js";
+import { AddressPolicy } from "../../platform/webhook-sender.js";
+import { actorOf } from "../audit/index.js";
 import { callerOf } from "../auth/index.js";
 import {
   AttemptQuery,
@@ -9,16 +12,18 @@ import {
   PostbackParams,
   PostbackQuery,
   PostbackRecord,
+  PostbackTest,
   SourceParams,
 } from "./schemas.js";
 import { listPostbackAttempts, listPostbacks, resendPostback } from "./service.js";
 import { POSTBACK_READ, POSTBACK_WRITE } from "./settings.js";
+import { auditPostbackTest, postbackToTest, sendTestPostback } from "./test-send.js";
 
 const BASE = "/traffic-sources/:id/postbacks";
 const TAG = "Traffic sources";
 
 /** What these routes use of the app's shared parts (assembled in app.ts). */
-export type SourcePostbackRouteDeps = Pick<AppContext, "db" | "clock">;
+export type SourcePostbackRouteDeps = Pick<AppContext, "db" | "clock" | "config">;
 
 /**
  * A traffic source's postbacks and their attempt logs: read with webhooks.read, resent (whatever
@@ -28,6 +33,10 @@ export type SourcePostbackRouteDeps = Pick<AppContext, "db" | "clock">;
 export function sourcePostbackRoutes(ctx: SourcePostbackRouteDeps): FastifyPluginAsyncTypebox {
   const read = { permission: POSTBACK_READ } as const;
   const write = { permission: POSTBACK_WRITE } as const;
+  const sendSettings = {
+    timeoutMs: ctx.config.webhookTimeoutMs,
+    policy: new AddressPolicy(ctx.config.webhookAllowedHosts),
+  };
   return async (app) => {
     app.get(
       BASE,
@@ -86,6 +95,45 @@ export function sourcePostbackRoutes(ctx: SourcePostbackRouteDeps): FastifyPlugi
         const tenantId = callerOf(request).tenantId;
         const queued = await ctx.db.transaction((tx) => resendPostback(tx, tenantId, id, postbackId, ctx.clock.now()));
         return ok(queued, "Queued for a new attempt");
+      },
+    );
+
+    app.post(
+      "/traffic-sources/:id/postback/test",
+      {
+        config: write,
+        schema: {
+          tags: [TAG],
+          summary: "Send a sample conversion to the source's postback URL now; answers the request and the reply",
+          description:
+            "A GET through the same guarded sender and timeout as real postbacks, enabled or not. The sample's " +
+            "clickId, conversionId, externalClickId and externalId start with `test_`. Nothing is recorded (no " +
+            "conversion, postback or attempt, not metered); the URL answered has its secrets masked. 409 when the " +
+            "source has no postback. A few tests per source per minute (SIMULATE_PER_WEBHOOK_PER_MINUTE); past " +
+            "that, 429 with Retry-After.",
+          params: SourceParams,
+          response: { 200: Envelope(PostbackTest), ...conflictResponses },
+        },
+      },
+      async (request, reply) => {
+        const caller = callerOf(request);
+        const sourceId = request.params.id;
+        const postback = await postbackToTest(ctx.db, caller.tenantId, sourceId);
+        // Each test sends a real request outside the webhook allowance: the simulations' budget.
+        const { simulatePerWebhookPerMinute, windowMs } = app.limits.options;
+        const key = `postback-test:${caller.tenantId}:${sourceId}`;
+        const budget = await app.limits.take(key, simulatePerWebhookPerMinute, windowMs);
+        if (!budget.allowed) throw refusedInEnvelope(reply, budget, "postback tests of this traffic source");
+        const result = await sendTestPostback(postback, sendSettings);
+        await auditPostbackTest(ctx.db, {
+          tenantId: caller.tenantId,
+          actor: actorOf(caller),
+          sourceId,
+          result,
+          requestId: request.id,
+          at: ctx.clock.now(),
+        });
+        return ok(result, result.error === null ? "Test postback delivered" : "Test postback failed");
       },
     );
   };

@@ -15,7 +15,7 @@ export const ClickIdParam = Type.Unsafe<string | null>({
   maxLength: 64,
   pattern: "^[A-Za-z][A-Za-z0-9_.-]*$",
   description:
-    "The click parameter holding the source's own click id (e.g. cid, clickid, zoneid), stored with the click; null for none",
+    "A letter, then letters, digits, _ . or -: the click parameter holding the source's own click id (e.g. cid, clickid, zoneid), stored with the click; null for none",
 });
 
 /** The postback settings of a traffic source, as PATCH takes them (the service fills the defaults). */
@@ -122,3 +122,20 @@ export const PostbackQuery = Type.Object(
   { additionalProperties: false },
 );
 export const AttemptQuery = Type.Object({ ...PageQuery.properties }, { additionalProperties: false });
+
+export const PostbackTest = Type.Object({
+  request: Type.Object({
+    method: Type.Literal("GET"),
+    url: Type.String({ description: "The URL as sent, with every secret masked ([redacted])" }),
+  }),
+  response: Type.Union([
+    Type.Object({
+      status: Type.Integer(),
+      body: Type.String({ description: "The receiver's body as text, at most 4 KiB, secrets masked" }),
+    }),
+    Type.Null(),
+  ]),
+  error: NullableString({
+    description: "Why the test failed (no answer, refused address, a non-2xx status); null: taken",
+  }),
+});

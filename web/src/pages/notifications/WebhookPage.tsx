@@ -12,6 +12,7 @@ import { EventList } from "./EventList";
 import { isEventType } from "./events";
 import { HOOKS, webhookQuery } from "./queries";
 import { notificationWebhookRoute } from "./routes";
+import { TestMessage } from "./TestMessage";
 import { WebhookForm, type WebhookValues } from "./WebhookForm";
 import "./notifications.css";
 import { Fact } from "../../components/Facts";
@@ -165,6 +166,7 @@ export function WebhookPage() {
               </dl>
             </section>
           )}
+          {admin && !editing && <TestMessage webhookId={webhookId} />}
           <Deliveries webhookId={webhookId} />
         </>
       )}

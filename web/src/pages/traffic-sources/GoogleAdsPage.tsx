@@ -9,6 +9,7 @@ import { useCan } from "../../permissions";
 import { catalogId } from "../catalog/search";
 import { ActionResult, type Result } from "../webhooks/parts";
 import { type GoogleAds, type GoogleAdsBody, googleAdsChanged, sourcesApi, useGoogleAds } from "./api";
+import { ConnectionTestButton, ConnectionTestResult, useConnectionTest } from "./IntegrationTests";
 import { EDIT_PERMISSION, SourceFrame } from "./parts";
 import { googleAdsRoute } from "./routes";
 import { actionsOf, REPORTED_TYPES } from "./search";
@@ -115,6 +116,7 @@ function Stored({ id, record, onResult }: { id: number; record: GoogleAds; onRes
     },
     onError: (error) => onResult({ tone: "error", text: messageOf(error) }),
   });
+  const test = useConnectionTest(id);
   const actions = Object.entries(record.conversionActions as Record<string, string>);
   const facts: [string, ReactNode][] = [
     ["Status", record.enabled ? "Enabled" : "Disabled"],
@@ -142,6 +144,7 @@ function Stored({ id, record, onResult }: { id: number; record: GoogleAds; onRes
         <h2 id="google-ads-stored">Saved integration</h2>
         {can(EDIT_PERMISSION) && (
           <p className="actions">
+            <ConnectionTestButton test={test} />
             <ConfirmButton
               label="Delete integration"
               danger
@@ -152,6 +155,7 @@ function Stored({ id, record, onResult }: { id: number; record: GoogleAds; onRes
           </p>
         )}
       </div>
+      <ConnectionTestResult test={test} />
       <Facts facts={facts} />
     </section>
   );

@@ -10,6 +10,7 @@ import { insertToken, type SyntaxId, tokenFor } from "../webhooks/template";
 import { PlaceholderHelp } from "../webhooks/UrlField";
 import { StatusChangesCheck } from "../webhooks/WebhookForm";
 import { type SourcePatch, sourcesApi, type TrafficSource } from "./api";
+import { PostbackTestButton } from "./IntegrationTests";
 import { EDIT_PERMISSION, READ_PERMISSION, SourceFrame } from "./parts";
 import { sourcePostbackRoute } from "./routes";
 import { payoutShareOf, REPORTED_TYPES } from "./search";
@@ -254,6 +255,8 @@ function PostbackForm({
           </p>
         )}
       </form>
+      {/* The saved postback is what a test sends: an unsaved edit is not tried. */}
+      {editable && source.postback && <PostbackTestButton id={source.id} disabled={save.isPending} />}
     </>
   );
 }

@@ -5,7 +5,7 @@ import { CATALOG_KEY } from "../catalog/catalog-api";
 import { ATTEMPTS_PAGE_SIZE, PAGE_SIZE, type PostbackSearch, type UploadSearch } from "./search";
 
 const SOURCE = "/api/v1/traffic-sources/{id}";
-type Json<P extends keyof paths, M extends "get" | "put" | "patch", S extends number> = paths[P][M] extends {
+type Json<P extends keyof paths, M extends "get" | "put" | "patch" | "post", S extends number> = paths[P][M] extends {
   responses: { [K in S]: { content: { "application/json": infer J } } };
 }
   ? J
@@ -18,6 +18,8 @@ export type GoogleAds = Json<`${typeof SOURCE}/google-ads`, "get", 200>["data"];
 export type GoogleAdsBody = paths[`${typeof SOURCE}/google-ads`]["put"]["requestBody"]["content"]["application/json"];
 export type Upload = Json<`${typeof SOURCE}/google-ads/uploads`, "get", 200>["data"][number];
 export type UploadDetail = Json<`${typeof SOURCE}/google-ads/uploads/{uploadId}`, "get", 200>["data"];
+export type PostbackTest = Json<`${typeof SOURCE}/postback/test`, "post", 200>["data"];
+export type ConnectionTest = Json<`${typeof SOURCE}/google-ads/test`, "post", 200>["data"];
 
 /** Query keys, so a change invalidates exactly what it touched. */
 const keys = {
@@ -110,6 +112,12 @@ export const sourcesApi = {
   saveGoogleAds: async (id: number, body: GoogleAdsBody) =>
     (await unwrap(api.PUT(`${SOURCE}/google-ads`, { params: { path: { id } }, body }))).data,
   removeGoogleAds: async (id: number) => unwrap(api.DELETE(`${SOURCE}/google-ads`, { params: { path: { id } } })),
+  /** Sends a sample conversion to the saved postback URL now (nothing recorded). */
+  testPostback: async (id: number): Promise<PostbackTest> =>
+    (await unwrap(api.POST(`${SOURCE}/postback/test`, { params: { path: { id } } }))).data,
+  /** Tries the saved Google Ads settings: the token exchange and a validate-only ingest. */
+  testGoogleAds: async (id: number): Promise<ConnectionTest> =>
+    (await unwrap(api.POST(`${SOURCE}/google-ads/test`, { params: { path: { id } } }))).data,
 };
 
 export const postbacksChanged = (client: QueryClient, id: number) =>
