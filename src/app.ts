@@ -145,12 +145,15 @@ export async function buildApp(options: AppOptions): Promise<BuiltApp> {
     // One serializer per response schema object, not one per route and status (serializers.ts).
     schemaController: { compilersFactory: { buildSerializer: sharedSerializers() } },
     ajv: {
-      // verbose: errors carry the value at fault, so a message can name it.
+      // verbose: errors carry the value at fault, so a message can name it. allErrors: every
+      // field's error in one answer (a form shows them all at once); every schema is bounded
+      // (maxLength, maxItems) and the body by BODY_LIMIT_BYTES, so the extra work is too, and
+      // the answer lists at most MAX_FIELD_ERRORS (schema-messages.ts).
       customOptions: {
         removeAdditional: false,
         coerceTypes: "array",
         useDefaults: true,
-        allErrors: false,
+        allErrors: true,
         verbose: true,
       },
     },

@@ -108,14 +108,14 @@ describe("report windows (default limit, 400 days)", () => {
       const over = await get(`${path}?${from}=2025-10-22&${to}=2026-11-26`);
       expect(over.statusCode, `${path} ${from}`).toBe(400);
       expect(over.json().data.errors[0].path).toBe(to);
-      expect(over.json().message).toBe(`${to}: the window may span at most 400 days; ${from} to ${to} spans 401`);
+      expect(over.json().message).toBe(`${to}: the window may span at most 400 days; ${from} to ${to} spans 401 days`);
     }
     // A date-time window counts the UTC days it touches.
     const touching = await get(
       `${PERFORMANCE}?conversionDateFrom=2025-10-22T23:00:00Z&conversionDateTo=2026-11-26T01:00:00Z`,
     );
     expect(touching.statusCode).toBe(400);
-    expect(touching.json().message).toMatch(/spans 401$/);
+    expect(touching.json().message).toMatch(/spans 401 days$/);
   });
 
   it("refuses the performance report to year 4000", async () => {
@@ -443,7 +443,7 @@ describe("two apps in one process", () => {
       const over = await get(`${ACCOUNTS}?metricsFrom=${from(windowDays + 1)}&metricsTo=2026-11-26`);
       expect(over.statusCode, over.body).toBe(400);
       expect(over.json().message).toBe(
-        `metricsTo: the window may span at most ${windowDays} days; metricsFrom to metricsTo spans ${windowDays + 1}`,
+        `metricsTo: the window may span at most ${windowDays} days; metricsFrom to metricsTo spans ${windowDays + 1} days`,
       );
       const tool = await mcpCall(base, who.apiKey, {
         report: "link-metrics",

@@ -267,7 +267,7 @@ describe.skipIf(!hasChromium)("dashboard: traffic source postback and Google Ads
     const account = page.locator(".field").filter({ has: page.getByLabel("Customer account id") });
     await account
       .getByRole("alert")
-      .getByText(/must match/)
+      .getByText(/is not in the accepted form/)
       .waitFor({ timeout: WAIT_MS });
     await screenshot(page, "traffic-sources-08-google-ads-refused");
     forgetRefusals(400, "/google-ads");

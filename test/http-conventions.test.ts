@@ -54,7 +54,7 @@ describe("HTTP conventions", () => {
 
   it.each([
     [{ password: "secret" }, "email", "email is required"],
-    [{ email: "not-an-email", password: "secret" }, "email", 'email must match format "email"'],
+    [{ email: "not-an-email", password: "secret" }, "email", "email must be an email address"],
     [{ email: "a@b.co", password: "pw", extra: 1 }, "extra", "extra is not an accepted property"],
   ])("names the field at fault in a validation error (%j)", async (payload, path, message) => {
     const res = await t.call({ method: "POST", url: "/api/v1/auth", payload });

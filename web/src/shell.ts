@@ -10,7 +10,9 @@ export const rootRoute = createRootRoute({ component: Outlet, notFoundComponent:
 export const appRoute = createRoute({
   getParentRoute: () => rootRoute,
   id: "app",
-  beforeLoad: ({ location }) => {
+  // A new tab first asks the open tabs for their session (session.ts), then decides.
+  beforeLoad: async ({ location }) => {
+    await session.ready();
     if (!session.token()) throw redirect({ to: "/sign-in", search: { next: location.href } });
   },
   component: Layout,

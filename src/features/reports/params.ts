@@ -173,7 +173,7 @@ export function dateWindow(
   if (days > maxWindowDays) {
     throw ApiError.invalid(
       names[1],
-      `${names[1]}: the window may span at most ${maxWindowDays} days; ${names[0]} to ${names[1]} spans ${days}`,
+      `${names[1]}: the window may span at most ${maxWindowDays} days; ${names[0]} to ${names[1]} spans ${days} days`,
     );
   }
   return { from, to };

@@ -2,6 +2,7 @@ import type { FastifyError, FastifyInstance, FastifyReply, FastifyRequest } from
 import fp from "fastify-plugin";
 import { ApiError, type FieldError } from "./errors.js";
 import { badNumber, findHostileInput, nestsDeeperThan } from "./hostile-input.js";
+import { distinctErrors, schemaMessage } from "./schema-messages.js";
 
 /**
  * The router's limit on one path parameter. Ids longer than any real one must still reach
@@ -52,15 +53,10 @@ function validationErrors(error: FastifyError): FieldError[] {
       continue;
     }
     if (item.keyword === "anyOf" && choices.has(item.instancePath)) continue;
-    const message =
-      item.keyword === "required"
-        ? "is required"
-        : item.keyword === "additionalProperties"
-          ? "is not an accepted property"
-          : (item.message ?? "is invalid");
-    errors.push({ path, message });
+    errors.push({ path, message: schemaMessage(item) });
   }
-  return errors;
+  // ajv runs with allErrors: a union's branches and a coerced value can say the same twice.
+  return distinctErrors(errors);
 }
 
 function isApiPath(url: string): boolean {
@@ -102,8 +98,8 @@ export function toApiError(
   const fastifyError = error as FastifyError;
   if (fastifyError.validation) {
     const errors = validationErrors(fastifyError);
-    const first = errors[0];
-    const message = first ? `${first.path} ${first.message}` : "Request is invalid";
+    // Every field's error in one sentence each, so a caller fixes them all at once.
+    const message = errors.length > 0 ? errors.map((e) => `${e.path} ${e.message}`).join("; ") : "Request is invalid";
     return { apiError: new ApiError("validation_error", message, { errors }), unexpected: false };
   }
   switch (fastifyError.code) {

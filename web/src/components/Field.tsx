@@ -7,7 +7,19 @@ import { ApiFailure } from "../api/client";
  */
 export function fieldError(error: unknown, path: string): string | undefined {
   if (!(error instanceof ApiFailure)) return undefined;
-  return error.fieldErrors.find((e) => claims(path, e.path))?.message;
+  // Every message for the field: the API reports all of a request's errors at once.
+  const messages = error.fieldErrors.filter((e) => claims(path, e.path)).map((e) => e.message);
+  return messages.length > 0 ? messages.join("; ") : undefined;
+}
+
+/**
+ * The API's message for a field as a sentence with the field's label: the schema's messages are
+ * the end of a sentence that starts with the field (`must be at least 4 characters long`), the
+ * rest are sentences already (`Unknown currency 'XYZ'`).
+ */
+export function withLabel(label: string, message: string): string {
+  const sentence = /^[a-z']/.test(message) ? `${label} ${message}` : message;
+  return /[.!?]$/.test(sentence) ? sentence : `${sentence}.`;
 }
 
 const claims = (field: string, path: string) =>
@@ -51,7 +63,7 @@ export function Field({ label, children, hint, error, inline }: FieldProps) {
       )}
       {error && (
         <p id={errorId} className="field-error" role="alert">
-          {error}
+          {withLabel(label, error)}
         </p>
       )}
     </div>

@@ -2,6 +2,7 @@ import { useQueryClient } from "@tanstack/react-query";
 import { useNavigate } from "@tanstack/react-router";
 import { type FormEvent, useState } from "react";
 import { ApiFailure, api, unwrap } from "../api/client";
+import { withLabel } from "../components/Field";
 import { messageOf } from "../components/states";
 import { signInRoute } from "../router";
 import { session } from "../session";
@@ -35,7 +36,9 @@ export function SignIn() {
       if (failure instanceof ApiFailure) {
         for (const e of failure.fieldErrors) fields[e.path.replace(/^\//, "")] = e.message;
       }
-      setError({ message: messageOf(failure), fields });
+      // Fields the API named carry their own sentences; the notice then only points to them.
+      const named = Object.keys(fields).length > 0;
+      setError({ message: named ? "Correct the fields below." : messageOf(failure), fields });
       setPending(false);
     }
   }
@@ -113,7 +116,7 @@ function Field(props: {
       />
       {error && (
         <p id={`${name}-error`} className="field-error">
-          {error}
+          {withLabel(props.label, error)}
         </p>
       )}
     </div>

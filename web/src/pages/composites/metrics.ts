@@ -1,4 +1,5 @@
 import { formatInteger, formatMoney, formatPercent } from "../../format.js";
+import { METRIC_LABELS } from "../../vocabulary.js";
 import type { SortKey } from "./search.js";
 
 /** The metrics every composite row carries (`metrics` and `comparisonMetrics`). */
@@ -31,27 +32,42 @@ export interface MetricColumn {
 }
 
 const METRICS: Record<MetricName, MetricColumn> = {
-  clicks: { name: "clicks", label: "Clicks", format: formatInteger, sortable: true },
-  uniqueClicks: { name: "uniqueClicks", label: "Unique clicks", format: formatInteger, sortable: false },
-  signups: { name: "signups", label: "Signups", format: formatInteger, sortable: true },
-  firstTimeDeposit: { name: "firstTimeDeposit", label: "FTDs", format: formatInteger, sortable: true },
-  qualifiers: { name: "qualifiers", label: "Qualifiers", format: formatInteger, sortable: true },
-  deposits: { name: "deposits", label: "Deposits", format: formatInteger, sortable: false },
-  depositAmount: { name: "depositAmount", label: "Deposit amount", format: money, sortable: false },
-  cpaCommission: { name: "cpaCommission", label: "CPA commission", format: money, sortable: true },
+  clicks: { name: "clicks", label: METRIC_LABELS.clicks, format: formatInteger, sortable: true },
+  uniqueClicks: { name: "uniqueClicks", label: METRIC_LABELS.uniqueClicks, format: formatInteger, sortable: false },
+  signups: { name: "signups", label: METRIC_LABELS.signups, format: formatInteger, sortable: true },
+  firstTimeDeposit: {
+    name: "firstTimeDeposit",
+    label: METRIC_LABELS.firstTimeDeposit,
+    format: formatInteger,
+    sortable: true,
+  },
+  qualifiers: { name: "qualifiers", label: METRIC_LABELS.qualifiers, format: formatInteger, sortable: true },
+  deposits: { name: "deposits", label: METRIC_LABELS.deposits, format: formatInteger, sortable: false },
+  depositAmount: { name: "depositAmount", label: METRIC_LABELS.depositAmount, format: money, sortable: false },
+  cpaCommission: { name: "cpaCommission", label: METRIC_LABELS.cpaCommission, format: money, sortable: true },
   revShareCommission: {
     name: "revShareCommission",
-    label: "RevShare commission",
+    label: METRIC_LABELS.revShareCommission,
     format: money,
     sortable: true,
   },
-  flatFeeCommission: { name: "flatFeeCommission", label: "Flat fee commission", format: money, sortable: true },
-  commission: { name: "commission", label: "Commission", format: money, sortable: true },
-  conversionRate: { name: "conversionRate", label: "Conv. rate", format: formatPercent, sortable: false },
+  flatFeeCommission: {
+    name: "flatFeeCommission",
+    label: METRIC_LABELS.flatFeeCommission,
+    format: money,
+    sortable: true,
+  },
+  commission: { name: "commission", label: METRIC_LABELS.commission, format: money, sortable: true },
+  conversionRate: {
+    name: "conversionRate",
+    label: METRIC_LABELS.conversionRate,
+    format: formatPercent,
+    sortable: false,
+  },
   // Cents a click: the API's 4 decimals, not rounded to the currency's.
   epc: {
     name: "epc",
-    label: "EPC",
+    label: METRIC_LABELS.epc,
     format: (v, currency) => formatMoney(v, currency, { precise: true }),
     sortable: false,
   },

@@ -51,7 +51,7 @@ export function ConversionPage() {
           <section className="panel" aria-labelledby="details-title">
             <h2 id="details-title">Details</h2>
             <dl className="facts">
-              <Fact label="Type">{conversion.data.type}</Fact>
+              <Fact label="Type">{typeLabel(conversion.data.type)}</Fact>
               <Fact label="Status">
                 <StatusBadge status={conversion.data.status} />
               </Fact>

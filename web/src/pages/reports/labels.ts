@@ -1,4 +1,5 @@
 import { formatInteger, formatMoney, formatPercent } from "../../format.js";
+import { conversionTypeLabel, METRIC_LABELS } from "../../vocabulary.js";
 import type { FieldName, StatName } from "./report-state.js";
 
 export const FIELD_LABELS: Record<FieldName, string> = {
@@ -16,21 +17,8 @@ export const FIELD_LABELS: Record<FieldName, string> = {
   conversionType: "Conversion type",
 };
 
-export const STAT_LABELS: Record<StatName, string> = {
-  clicks: "Clicks",
-  uniqueClicks: "Unique clicks",
-  signups: "Signups",
-  firstTimeDeposit: "First-time deposits",
-  qualifiers: "Qualifiers",
-  deposits: "Deposits",
-  depositAmount: "Deposit amount",
-  cpaCommission: "CPA commission",
-  revShareCommission: "Rev-share commission",
-  flatFeeCommission: "Flat-fee commission",
-  commission: "Commission",
-  conversionRate: "Conversion rate",
-  epc: "EPC",
-};
+/** The metrics' names, from the dashboard's one vocabulary. */
+export const STAT_LABELS: Record<StatName, string> = METRIC_LABELS;
 
 export const STAT_HINTS: Partial<Record<StatName, string>> = {
   conversionRate: "signups / clicks",
@@ -76,6 +64,7 @@ export function formatHour(value: string): string {
 /** A breakdown's value as read: the name the API gives, or what a missing one means there. */
 export function formatField(field: FieldName, value: unknown): string {
   if (field === "hour" && typeof value === "string") return formatHour(value);
+  if (field === "conversionType" && typeof value === "string" && value !== "") return conversionTypeLabel(value);
   if (value !== null && value !== undefined && value !== "") return String(value);
   if (field === "conversionType") return "None (clicks)";
   if (field === "country") return "Unknown";

@@ -6,6 +6,7 @@ import { Field, FormError, fieldError, formError } from "../../components/Field"
 import { ErrorState, Loading, messageOf } from "../../components/states";
 import { formatDateTime, formatInteger } from "../../format";
 import { useCan } from "../../permissions";
+import { conversionTypeLabel } from "../../vocabulary";
 import { catalogId } from "../catalog/search";
 import { ActionResult, type Result } from "../webhooks/parts";
 import { type GoogleAds, type GoogleAdsBody, googleAdsChanged, sourcesApi, useGoogleAds } from "./api";
@@ -132,7 +133,7 @@ function Stored({ id, record, onResult }: { id: number; record: GoogleAds; onRes
         ? "None"
         : actions.map(([type, action]) => (
             <span key={type} className="cell-line">
-              {type}: <code>{action}</code>
+              {conversionTypeLabel(type)}: <code>{action}</code>
             </span>
           )),
     ],
@@ -261,7 +262,11 @@ function SettingForm({
       <fieldset className="choices action-fields">
         <legend>Conversion actions (the action id for each type; empty: not uploaded)</legend>
         {REPORTED_TYPES.map((type) => (
-          <Field key={type} label={type} error={fieldError(save.error, `conversionActions.${type}`)}>
+          <Field
+            key={type}
+            label={conversionTypeLabel(type)}
+            error={fieldError(save.error, `conversionActions.${type}`)}
+          >
             {(props) => (
               <input
                 {...props}

@@ -3,6 +3,7 @@ import { type FormEvent, useRef, useState } from "react";
 import { ConfirmButton } from "../../components/ConfirmButton";
 import { Field, FormError, fieldError, formError } from "../../components/Field";
 import { useCan } from "../../permissions";
+import { conversionTypeLabel } from "../../vocabulary";
 import { CATALOG_KEY } from "../catalog/catalog-api";
 import { catalogId } from "../catalog/search";
 import { ActionResult, type Result } from "../webhooks/parts";
@@ -195,7 +196,7 @@ function PostbackForm({
                   checked={draft.conversionTypes.includes(type)}
                   onChange={(e) => set("conversionTypes", toggle(draft.conversionTypes, type, e.target.checked))}
                 />
-                {type}
+                {conversionTypeLabel(type)}
               </label>
             ))}
             {typesError && (

@@ -7,6 +7,7 @@ import { ErrorState, Loading } from "../../components/states";
 import { formatDateTime, formatInteger } from "../../format";
 import { useCan } from "../../permissions";
 import { withOffset } from "../../search-params";
+import { conversionTypeLabel } from "../../vocabulary";
 import { StatusBadge as ConversionStatusBadge } from "../conversions/StatusBadge";
 import { type DeliveryEvent, useAllWebhooks, useEvents } from "./api";
 import { StatusBadge, WebhookTabs } from "./parts";
@@ -51,7 +52,8 @@ export function DeliveriesPage() {
       label: "Conversion",
       cell: (e) => (
         <>
-          {e.conversionType} {e.conversionStatus && <ConversionStatusBadge status={e.conversionStatus} />}{" "}
+          {e.conversionType && conversionTypeLabel(e.conversionType)}{" "}
+          {e.conversionStatus && <ConversionStatusBadge status={e.conversionStatus} />}{" "}
           {e.simulated && <span className="badge status-info">simulated</span>}
           <span className="muted small cell-line id-text">{e.conversionId ?? e.clickId ?? ""}</span>
         </>

@@ -1,5 +1,6 @@
 import { type FormEvent, useId, useState } from "react";
 import { Field, FormError, fieldError, formError } from "../../components/Field";
+import { conversionTypeLabel } from "../../vocabulary";
 import {
   type AttributionSource,
   type ConversionType,
@@ -177,7 +178,7 @@ export function WebhookForm({
               checked={draft.conversionTypes.includes(type)}
               onChange={(e) => set("conversionTypes", toggle(draft.conversionTypes, type, e.target.checked))}
             />
-            {type}
+            {conversionTypeLabel(type)}
           </label>
         ))}
         {fieldError(error, "conversionTypes") && (
