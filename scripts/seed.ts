@@ -10,7 +10,7 @@
 import { parseArgs } from "node:util";
 import { loadConfig } from "../src/config.js";
 import { DEMO_TENANT, seedDemo } from "../src/features/demo/seed.js";
-import { generateTraffic } from "../src/features/demo/traffic.js";
+import { DEMO_CURRENCIES, generateTraffic } from "../src/features/demo/traffic.js";
 import { RAW_EVENT_RETENTION_DAYS } from "../src/features/tracking/retention.js";
 import { systemClock } from "../src/platform/clock.js";
 import { migrate, openDatabase } from "../src/platform/db/index.js";
@@ -70,6 +70,8 @@ async function main(): Promise<void> {
       clicks,
       seed,
       now: new Date(),
+      // The demo tenant has rates for its four currencies; another tenant gets the default three.
+      ...(values.tenant === undefined ? { currencies: DEMO_CURRENCIES } : {}),
       onProgress: (p) => process.stderr.write(bar(p.clicks, clicks, started, p.conversions)),
     });
     process.stderr.write("\n");

@@ -3,7 +3,7 @@ import type { FastifyBaseLogger } from "fastify";
 import { buildApp } from "./app.js";
 import { ConfigError, loadConfig } from "./config.js";
 import { type DemoCredentials, seedDemo } from "./features/demo/seed.js";
-import { generateTraffic } from "./features/demo/traffic.js";
+import { DEMO_CURRENCIES, generateTraffic } from "./features/demo/traffic.js";
 import { migrate, openDatabase } from "./platform/db/index.js";
 import { DirectoryLockedError } from "./platform/dir-lock.js";
 import { type BackgroundRole, startHeartbeat } from "./platform/heartbeat.js";
@@ -13,7 +13,7 @@ import { nodeSecrets, requireSharedSecrets } from "./platform/secrets.js";
 import { parseRoles } from "./roles.js";
 
 const SHUTDOWN_GRACE_MS = 15_000;
-const DEMO_TRAFFIC = { days: 30, clicks: 20_000 };
+const DEMO_TRAFFIC = { days: 30, clicks: 20_000, currencies: DEMO_CURRENCIES };
 
 /** Milliseconds since the process started: where a start spends its time. */
 const since = () => Math.round(process.uptime() * 1000);

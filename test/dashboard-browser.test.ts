@@ -20,7 +20,7 @@ if (!hasChromium) {
   console.warn(`dashboard browser tests skipped: they need Chromium at ${CHROMIUM} (Debian package 'chromium').`);
 }
 
-const STATS = ["clicks", "signups", "commission", "conversionRate"] as const;
+const STATS = ["clicks", "signups", "firstTimeDeposit", "commission", "conversionRate"] as const;
 const ISSUE_TITLE = "Webhook 'CRM' keeps failing";
 
 /** The API's totals for a range, as a third-party client would ask for them. */

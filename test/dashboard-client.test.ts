@@ -43,8 +43,10 @@ describe("dashboard change against the previous period", () => {
     expect(formatChange(150, 100)).toBe("+50%");
     expect(formatChange(75, 100)).toBe("-25%");
     expect(formatChange(100, 100)).toBe("0%");
-    expect(formatChange(19_982, 18)).toBe("+1,110×");
-    expect(formatChange(5, 0)).toBeNull();
+    expect(formatChange(19_982, 18)).toBe("+19,964");
+    expect(formatChange(4_000, 5)).toBe("+3,995");
+    expect(formatChange(55, 5)).toBe("+1,000%");
+    expect(formatChange(5, 0)).toBe("new");
     expect(formatChange(0, 0)).toBe("no change");
   });
 });

@@ -1,4 +1,5 @@
 /* biome-ignore-all lint/suspicious/noTemplateCurlyInString: webhook URL templates use the ${name} placeholder syntax */
+import { readFile } from "node:fs/promises";
 import type { Browser, Page } from "playwright-core";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { generateTraffic } from "../src/features/demo/traffic.js";
@@ -159,6 +160,86 @@ describe.skipIf(!hasChromium)("dashboard: conversions", () => {
       await gotoWhenIdle(page, `${origin}/conversions?type=Signup&offset=${PAGE_SIZE}`);
       await expectShown(page, (await apiList({ type: "Signup", offset: PAGE_SIZE })).ids);
       expect(await page.getByLabel("Type").inputValue()).toBe("Signup");
+      expectClean(log);
+    } finally {
+      await context.close();
+    }
+  });
+
+  it("names the catalog items, searches by external id, filters by source, exports CSV", {
+    timeout: 180_000,
+  }, async () => {
+    const { context, page, log } = await openDashboardPage(browser, origin);
+    trackRequests(page);
+    try {
+      await page.goto(`${origin}/sign-in`);
+      await signInSettled(page, who);
+      // Names, not ids: the first row's account, link and source as the API names them.
+      await gotoWhenIdle(page, `${origin}/conversions?externalId=dashboard-deposit-1`);
+      await expectShown(page, [deposit.id]);
+      const listed = await t.call({
+        method: "GET",
+        url: "/api/v1/conversions?externalId=dashboard-deposit-1",
+        headers: { authorization: who.bearer },
+      });
+      const names = listed.json().data[0].names as { account: string; link: string; trafficSource: string };
+      const row = page.locator("table.data-table tbody tr").first();
+      for (const name of [names.account, names.link, names.trafficSource]) {
+        await expect.poll(() => row.textContent(), { timeout: WAIT_MS }).toContain(name);
+      }
+      expect(await row.textContent()).not.toMatch(/#\d/);
+      expect(await page.getByLabel("External id").inputValue()).toBe("dashboard-deposit-1");
+
+      // By traffic source: the API's list for it.
+      await page.getByRole("button", { name: "Clear" }).click();
+      await page.waitForURL((url) => url.search === "");
+      const source = page.getByLabel("Traffic source");
+      await source.selectOption({ label: names.trafficSource });
+      await page.getByRole("button", { name: "Apply" }).click();
+      await page.waitForURL((url) => url.searchParams.has("source"));
+      const sourceId = new URL(page.url()).searchParams.get("source") ?? "";
+      const bySource = await apiList({ trafficSourceId: sourceId });
+      expect(bySource.total).toBeGreaterThan(0);
+      await expectShown(page, bySource.ids);
+      await screenshot(page, "conversions-10-by-source");
+      await expectAccessible(page);
+
+      // The CSV holds every conversion the filters match, with names.
+      const downloaded = page.waitForEvent("download", { timeout: WAIT_MS });
+      await page.getByRole("button", { name: "Export CSV" }).click();
+      const file = await downloaded;
+      const text = await readFile(String(await file.path()), "utf8");
+      const lines = text.trim().split("\r\n");
+      expect(lines[0]).toContain("id,occurredAt,type,status,value,currency,clickId,externalId");
+      expect(lines).toHaveLength(bySource.total + 1);
+      expect(lines.slice(1).every((line) => line.includes(names.trafficSource))).toBe(true);
+      await expect
+        .poll(() => page.getByRole("status").filter({ hasText: "Exported" }).textContent(), { timeout: WAIT_MS })
+        .toBe(`Exported ${bySource.total.toLocaleString("en-US")} conversions.`);
+      await page.setViewportSize({ width: 390, height: 844 });
+      await screenshot(page, "conversions-11-by-source-390px");
+      expect(await page.evaluate(() => document.documentElement.scrollWidth)).toBeLessThanOrEqual(390);
+      await page.setViewportSize({ width: 1440, height: 900 });
+
+      // The overview: signups and first deposits are cards of their own, as the report counts them.
+      await gotoWhenIdle(page, `${origin}/`);
+      const report = await t.call({
+        method: "GET",
+        url: "/api/v1/reports/events/performance?stats=signups,firstTimeDeposit,commission",
+        headers: { authorization: who.bearer },
+      });
+      const totals = report.json().data[0] as { signups: number; firstTimeDeposit: number };
+      for (const [stat, value] of Object.entries(totals).filter(([k]) => k !== "commission")) {
+        await expect
+          .poll(() => page.locator(`.card[data-stat="${stat}"]`).getAttribute("data-value"), { timeout: WAIT_MS })
+          .toBe(String(value));
+      }
+      expect(await page.locator('.card[data-stat="commission"] .card-hint').textContent()).toMatch(
+        /commission, [A-Z]{3}/,
+      );
+      await screenshot(page, "overview-cards");
+      await page.setViewportSize({ width: 390, height: 844 });
+      await screenshot(page, "overview-cards-390px");
       expectClean(log);
     } finally {
       await context.close();

@@ -4,7 +4,7 @@ import { mkdtemp, rm } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { generateTraffic } from "../src/features/demo/traffic.js";
+import { DEMO_CURRENCIES, generateTraffic } from "../src/features/demo/traffic.js";
 import { RAW_EVENT_RETENTION_DAYS } from "../src/features/tracking/retention.js";
 import { seedTenancy, startTestApp, type Tenancy, type TestApp } from "./helpers/app.js";
 
@@ -71,6 +71,39 @@ describe("traffic generator (npm run seed)", () => {
       [who.tenantId],
     );
     expect(unattributed.n).toBe(0);
+  });
+});
+
+describe("the demo's shape, day by day", () => {
+  it("spreads conversions over the days (no pile at the seeding minute) in four currencies, none after now", async () => {
+    const now = new Date("2026-11-21T12:00:00Z");
+    const them = await seedTenancy(t);
+    await generateTraffic(t.testDb.db, them.tenantId, {
+      days: 30,
+      clicks: 6000,
+      now,
+      seed: 5,
+      currencies: DEMO_CURRENCIES,
+    });
+    const busiest = await one<{ n: number; total: number; last: Date }>(
+      `select max(n)::int as n, sum(n)::int as total, max(last) as last from (
+         select count(*) as n, max(occurred_at) as last from conversions where tenant_id = $1
+          group by date_trunc('minute', occurred_at)) m`,
+      [them.tenantId],
+    );
+    // About a thirtieth of them a day: no single minute may hold even a tenth of a day's.
+    expect(busiest.n).toBeLessThanOrEqual(Math.max(3, busiest.total / 30 / 10));
+    expect(new Date(busiest.last).getTime()).toBeLessThanOrEqual(now.getTime());
+    const ftdsAtNow = await one<{ n: number }>(
+      "select count(*)::int as n from conversions where tenant_id = $1 and occurred_at = $2",
+      [them.tenantId, now],
+    );
+    expect(ftdsAtNow.n).toBe(0);
+    const currencies = await t.testDb.db.query<{ currency: string }>(
+      "select distinct currency from conversions where tenant_id = $1 and currency is not null order by 1",
+      [them.tenantId],
+    );
+    expect(currencies.map((c) => c.currency)).toEqual(["EUR", "GBP", "SEK", "USD"]);
   });
 });
 

@@ -9,6 +9,7 @@ const change = new Intl.NumberFormat(LOCALE, {
   maximumFractionDigits: 1,
   signDisplay: "exceptZero",
 });
+const difference = new Intl.NumberFormat(LOCALE, { maximumFractionDigits: 2 });
 const dateTime = new Intl.DateTimeFormat(LOCALE, { dateStyle: "medium", timeStyle: "short", timeZone: "UTC" });
 
 export const formatInteger = (value: number) => integer.format(value);
@@ -81,12 +82,15 @@ export const formatLabel = (key: string) => {
 };
 
 /**
- * The change from `previous` to `current`, or null when there is nothing to compare with (a
- * previous zero). Beyond ten times, a multiple reads better than a five-digit percentage.
+ * The change from `previous` to `current`, the one rule wherever a change is shown: "new" when
+ * there was nothing before (a previous zero), "no change" when both are zero, a percentage while
+ * it stays readable, and beyond +1,000% the difference itself ("+3,995"): a near-empty previous
+ * period makes a ratio ("+4,000x") that says more about the empty period than about the figure.
+ * The caller shows the previous figure beside it ("vs 5 before").
  */
-export function formatChange(current: number, previous: number): string | null {
-  if (previous === 0) return current === 0 ? "no change" : null;
+export function formatChange(current: number, previous: number): string {
+  if (previous === 0) return current === 0 ? "no change" : "new";
   const ratio = (current - previous) / Math.abs(previous);
-  if (ratio >= 10) return `+${integer.format(current / previous)}×`;
+  if (ratio > 10) return `+${difference.format(current - previous)}`;
   return change.format(ratio);
 }

@@ -26,6 +26,15 @@ const CURVES = [
     ],
   },
   {
+    currency: "SEK",
+    level: 11.4,
+    decimals: 4,
+    waves: [
+      [0.025, 113, 0.7],
+      [0.006, 15.1, 1.4],
+    ],
+  },
+  {
     currency: "JPY",
     level: 163,
     decimals: 2,
@@ -45,9 +54,9 @@ function rateOn(curve: (typeof CURVES)[number], epochDay: number): string {
 }
 
 /**
- * The demo tenant's own exchange rates (USD, GBP and JPY per 1 EUR) for every working day of the
+ * The demo tenant's own exchange rates (USD, GBP, SEK and JPY per 1 EUR) for every working day of the
  * DEMO_RATE_DAYS days up to `now`: plausible, and deterministic (a function of the day alone), so
- * its reports convert USD, GBP and EUR amounts without the ECB's rates (no network needed). They
+ * its reports convert USD, GBP, SEK and EUR amounts without the ECB's rates (no network needed). They
  * are the tenant's own, not reference rates: made-up rates never pass for the ECB's in other
  * tenants' reports, the exchange-rates job still backfills the real history, and
  * `npm run demo:reset` removes them with the tenant.

@@ -45,7 +45,7 @@ export async function seedDemo(ctx: Pick<AppContext, "db" | "clock">): Promise<D
     const creator = { type: "user", id: user.id, name: user.name } as const;
     const key = await createApiToken(tx, tenant.id, { name: "Demo key", scopes: ["reports.read"] }, creator, now);
     const legacy = await createApiToken(tx, tenant.id, { name: "Demo legacy key" }, creator, now);
-    // Its own USD, GBP and JPY rates per EUR over the last 400 days: reports convert without the ECB's.
+    // Its own USD, GBP, SEK and JPY rates per EUR over the last 400 days: reports convert without the ECB's.
     await seedDemoRates(tx, tenant.id, now);
     return {
       tenantId: tenant.id,

@@ -15,6 +15,7 @@ import {
   readConversion,
   type ValidConversion,
 } from "./conversion-input.js";
+import { parseIdList, parseTypeList } from "./conversion-list-params.js";
 import { conversionHistory, getConversion, listConversions } from "./conversion-service.js";
 import { callerOrigin, parseStatusList } from "./conversion-status.js";
 import { canonicalTypeName } from "./conversion-types.js";
@@ -24,6 +25,7 @@ import {
   ConversionDelivery as ConversionDeliverySchema,
   ConversionDetail,
   ConversionId,
+  ConversionListItem,
   ConversionListQuery,
   Conversion as ConversionSchema,
   NewConversionsBody,
@@ -137,19 +139,31 @@ export function conversionRoutes(ctx: ConversionRouteDeps, tracking: Tracking): 
         schema: {
           tags: ["Conversions"],
           summary: "Conversions, newest first; the date range applies to occurredAt",
-          description: "status: a comma list (any case); every status when absent.",
+          description:
+            "status, type and trafficSourceId: comma lists (statuses and types in any case), every value when " +
+            "absent; clickId and externalId: exact. Each item names its catalog items (names) when the caller has " +
+            "catalog.read, else names are null.",
           querystring: ConversionListQuery,
-          response: { 200: PagedEnvelope(ConversionSchema), ...errorResponses },
+          response: { 200: PagedEnvelope(ConversionListItem), ...errorResponses },
         },
       },
       async (request) => {
-        const { dateFrom, dateTo, timeZone, status, ...rest } = request.query;
-        const { tenantId } = callerOf(request);
+        const { dateFrom, dateTo, timeZone, status, type, trafficSourceId, ...rest } = request.query;
+        const caller = callerOf(request);
+        const { tenantId } = caller;
         const zone =
           timeZone === undefined ? await tenantTimeZone(ctx.db, tenantId) : requireTimeZone("timeZone", timeZone);
         const { from, to } = parseDateRange(["dateFrom", "dateTo"], dateFrom, dateTo, zone);
-        const statuses = parseStatusList("status", status);
-        const { items, total } = await listConversions(ctx.db, tenantId, { ...rest, status: statuses, from, to });
+        const { items, total } = await listConversions(ctx.db, tenantId, {
+          ...rest,
+          type: parseTypeList("type", type),
+          trafficSourceId: parseIdList("trafficSourceId", trafficSourceId),
+          status: parseStatusList("status", status),
+          from,
+          to,
+          // Names only for a caller who may read the catalog: a conversions.read key learns no more.
+          names: caller.permissions.has("catalog.read"),
+        });
         return paged(items, request.query, total);
       },
     );

@@ -337,29 +337,73 @@ export async function conversionHistory(
 export interface ConversionFilter {
   offset: number;
   limit: number;
-  type?: ConversionType | undefined;
+  type?: readonly ConversionType[] | undefined;
   clickId?: string | undefined;
+  externalId?: string | undefined;
+  trafficSourceId?: readonly number[] | undefined;
   status?: readonly ConversionStatus[] | undefined;
   from?: Date | undefined;
   to?: Date | undefined;
+  /** Read the catalog items' names (the caller may read the catalog); all null otherwise. */
+  names?: boolean;
 }
 
-/** Newest first by occurredAt; the date range applies to occurredAt (inclusive). */
+/** The names of the catalog items a conversion names by id (null when not read, or the item is gone). */
+export interface ConversionNames {
+  account: string | null;
+  brand: string | null;
+  program: string | null;
+  link: string | null;
+  trafficSource: string | null;
+  tracker: string | null;
+}
+
+export type ListedConversion = ConversionRecord & { names: ConversionNames };
+
+type ListedRow = ConversionRow & {
+  account_name: string | null;
+  brand_name: string | null;
+  program_name: string | null;
+  link_name: string | null;
+  traffic_source_name: string | null;
+  tracker_name: string | null;
+};
+
+// Each name by primary key, for the page's rows only (at most 500): bounded, one statement.
+const NAME_JOINS = [
+  ["accounts", "account_id", "account_name"],
+  ["brands", "brand_id", "brand_name"],
+  ["programs", "program_id", "program_name"],
+  ["links", "link_id", "link_name"],
+  ["traffic_sources", "traffic_source_id", "traffic_source_name"],
+  ["trackers", "tracker_id", "tracker_name"],
+] as const;
+
+/**
+ * Newest first by occurredAt; the date range applies to occurredAt (inclusive). clickId and
+ * externalId are exact matches on indexed columns (conversions_click, conversions_external_id).
+ */
 export async function listConversions(
   db: Queryable,
   tenantId: string,
   filter: ConversionFilter,
-): Promise<{ items: ConversionRecord[]; total: number }> {
+): Promise<{ items: ListedConversion[]; total: number }> {
   const where = new Conditions("c.tenant_id = $1", tenantId)
-    .add("c.type = $", filter.type)
+    .add("c.type = any($::text[])", filter.type)
     .add("c.click_id = $", filter.clickId)
+    .add("c.external_id = $", filter.externalId)
+    .add("c.traffic_source_id = any($::bigint[])", filter.trafficSourceId)
     .add("c.status = any($::text[])", filter.status)
     .add("c.occurred_at >= $", filter.from)
     .add("c.occurred_at <= $", filter.to);
-  const { rows, total } = await selectPage<ConversionRow>(
+  const columns = CONVERSION_COLUMNS.replaceAll(/(^|,\s*)/g, "$1c.");
+  const named = filter.names === true;
+  const { rows, total } = await selectPage<ListedRow>(
     db,
     {
-      select: CONVERSION_COLUMNS.replaceAll(/(^|,\s*)/g, "$1c."),
+      select: named
+        ? `${columns}, ${NAME_JOINS.map(([table, column, as]) => `(select x.name from ${table} x where x.tenant_id = c.tenant_id and x.id = c.${column}) as ${as}`).join(", ")}`
+        : columns,
       from: "conversions c",
       where: where.sql,
       params: where.params,
@@ -367,5 +411,18 @@ export async function listConversions(
     },
     filter,
   );
-  return { items: rows.map(toRecord), total };
+  return {
+    items: rows.map((row) => ({
+      ...toRecord(row),
+      names: {
+        account: row.account_name ?? null,
+        brand: row.brand_name ?? null,
+        program: row.program_name ?? null,
+        link: row.link_name ?? null,
+        trafficSource: row.traffic_source_name ?? null,
+        tracker: row.tracker_name ?? null,
+      },
+    })),
+    total,
+  };
 }

@@ -116,6 +116,22 @@ export const Conversion = Type.Object({
   status: ConversionStatusName,
 });
 
+/** The names of the catalog items a listed conversion names by id: null without catalog.read, or when gone. */
+export const ConversionNames = Type.Object(
+  {
+    account: NullableText,
+    brand: NullableText,
+    program: NullableText,
+    link: NullableText,
+    trafficSource: NullableText,
+    tracker: NullableText,
+  },
+  { description: "Names of accountId ... trackerId; all null when the caller may not read the catalog" },
+);
+
+/** A conversion as the list answers it: with its catalog items' names, read in the same statement. */
+export const ConversionListItem = Type.Object({ ...Conversion.properties, names: ConversionNames });
+
 export const RecordedConversion = Type.Object({
   ...Conversion.properties,
   duplicate: Type.Boolean({ description: "True when externalId was seen before: this is the first record" }),
@@ -145,8 +161,17 @@ export const ConversionDetail = Type.Object({
 export const ConversionListQuery = Type.Object(
   {
     ...PageQuery.properties,
-    type: Type.Optional(ConversionTypeName),
-    clickId: Type.Optional(Type.String({ maxLength: 100 })),
+    type: Type.Optional(
+      Type.String({
+        maxLength: 200,
+        description: "Comma list of conversion types, any case (Signup,FirstTimeDeposit); every type when absent",
+      }),
+    ),
+    clickId: Type.Optional(Type.String({ maxLength: 100, description: "Exact click id" })),
+    externalId: Type.Optional(Type.String({ maxLength: 200, description: "Exact externalId" })),
+    trafficSourceId: Type.Optional(
+      Type.String({ maxLength: 1000, description: "Comma list of traffic source ids (3,7), at most 50" }),
+    ),
     status: Type.Optional(StatusListParam),
     dateFrom: Type.Optional(DateParam),
     dateTo: Type.Optional(DateParam),

@@ -13,20 +13,39 @@ import { formatChange, formatDateTime, formatInteger, formatMoney, formatPercent
 import { useMe } from "../me";
 import { PERIOD_PRESETS, PRESET_LABELS, presetRange } from "../periods";
 import { type OverviewSearch, overviewRoute } from "../router";
+import { METRIC_LABELS } from "../vocabulary";
 
 // ECharts is the largest dependency: it loads beside the figures, not before them.
 const DailyChart = lazy(() => import("../components/DailyChart"));
 
-const STATS = ["clicks", "signups", "commission", "conversionRate"] as const;
+// Signups and first-time deposits are cards of their own: one "Conversions" figure read the
+// report's `signups` alone, so deposits never showed on the overview.
+const STATS = ["clicks", "signups", "firstTimeDeposit", "commission", "conversionRate"] as const;
 type Stat = (typeof STATS)[number];
 type Totals = Record<Stat, number>;
 
-/** Each card's figure; money in the answer's currency (`meta.currency`). */
-const CARDS: { stat: Stat; label: string; hint: string; format: (n: number, currency: string) => string }[] = [
-  { stat: "clicks", label: "Clicks", hint: "bots excluded", format: formatInteger },
-  { stat: "signups", label: "Conversions", hint: "signups", format: formatInteger },
-  { stat: "commission", label: "Revenue", hint: "commission", format: (n, currency) => formatMoney(n, currency) },
-  { stat: "conversionRate", label: "Conversion rate", hint: "signups / clicks", format: formatPercent },
+/** Each card's figure; money in the answer's currency (`meta.currency`), named in its hint. */
+const CARDS: {
+  stat: Stat;
+  label: string;
+  hint: (currency: string) => string;
+  format: (n: number, currency: string) => string;
+}[] = [
+  { stat: "clicks", label: METRIC_LABELS.clicks, hint: () => "bots excluded", format: formatInteger },
+  { stat: "signups", label: METRIC_LABELS.signups, hint: () => "registrations", format: formatInteger },
+  { stat: "firstTimeDeposit", label: METRIC_LABELS.firstTimeDeposit, hint: () => "FTDs", format: formatInteger },
+  {
+    stat: "commission",
+    label: METRIC_LABELS.commission,
+    hint: (currency) => (currency ? `commission, ${currency}` : "commission"),
+    format: (n, currency) => formatMoney(n, currency),
+  },
+  {
+    stat: "conversionRate",
+    label: METRIC_LABELS.conversionRate,
+    hint: () => "signups / clicks",
+    format: formatPercent,
+  },
 ];
 
 const num = (value: unknown) => (typeof value === "number" ? value : Number(value ?? 0) || 0);
@@ -164,7 +183,7 @@ export function Overview() {
                   data-previous={prev ?? ""}
                 >
                   <h3 className="card-label">
-                    {card.label} <span className="card-hint">{card.hint}</span>
+                    {card.label} <span className="card-hint">{card.hint(current.data?.meta.currency ?? "")}</span>
                   </h3>
                   {value === undefined ? (
                     <p className="card-value loading" aria-busy="true">
@@ -184,7 +203,11 @@ export function Overview() {
                       <>
                         {delta && (
                           <>
-                            <span className={delta.startsWith("-") ? "down" : delta.startsWith("+") ? "up" : ""}>
+                            <span
+                              className={
+                                delta.startsWith("-") ? "down" : delta.startsWith("+") || delta === "new" ? "up" : ""
+                              }
+                            >
                               {delta}
                             </span>{" "}
                           </>

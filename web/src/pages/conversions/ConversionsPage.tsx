@@ -7,8 +7,10 @@ import { type Column, DataTable } from "../../components/DataTable";
 import { Field, fieldError } from "../../components/Field";
 import { Pager } from "../../components/Pager";
 import { ErrorState, Loading } from "../../components/states";
-import { formatDateTime } from "../../format";
+import { formatDateTime, formatInteger } from "../../format";
+import { useCan } from "../../permissions";
 import { ConversionValue } from "./ConversionValue";
+import { conversionsCsv, EXPORT_MAX_ROWS, exportConversions, saveCsv } from "./export-csv";
 import { conversionsRoute } from "./routes";
 import { StatusBadge } from "./StatusBadge";
 import {
@@ -38,7 +40,10 @@ type ConversionRow = {
   attributed: boolean;
   clickId: string | null;
   accountId: number | null;
+  linkId: number | null;
+  trafficSourceId: number | null;
   externalId: string | null;
+  names: { account: string | null; link: string | null; trafficSource: string | null };
 };
 
 const COLUMNS: Column<ConversionRow>[] = [
@@ -73,19 +78,25 @@ const COLUMNS: Column<ConversionRow>[] = [
   {
     key: "accountId",
     label: "Account",
+    // The API answers the names (with catalog.read); the id stands in without them.
     cell: (c) =>
       c.accountId === null ? (
         <Absent />
       ) : (
-        <Link
-          to="/accounts/$accountId"
-          params={{ accountId: String(c.accountId) }}
-          search={{}}
-          aria-label={`Account ${c.accountId}`}
-        >
-          #{c.accountId}
+        <Link to="/accounts/$accountId" params={{ accountId: String(c.accountId) }} search={{}}>
+          {c.names.account ?? `#${c.accountId}`}
         </Link>
       ),
+  },
+  {
+    key: "linkId",
+    label: "Link",
+    cell: (c) => (c.linkId === null ? <Absent /> : (c.names.link ?? `#${c.linkId}`)),
+  },
+  {
+    key: "trafficSourceId",
+    label: "Traffic source",
+    cell: (c) => (c.trafficSourceId === null ? <Absent /> : (c.names.trafficSource ?? `#${c.trafficSourceId}`)),
   },
   {
     key: "externalId",
@@ -126,7 +137,9 @@ export function ConversionsPage() {
     enabled: account.settled,
     placeholderData: keepPreviousData,
   });
-  const filtered = Boolean(search.from || search.to || search.type || search.clickId || search.status);
+  const filtered = Boolean(
+    search.from || search.to || search.type || search.clickId || search.externalId || search.source || search.status,
+  );
 
   return (
     <>
@@ -138,6 +151,7 @@ export function ConversionsPage() {
         {account.zone ? ", the account's time zone" : ""} (set under Settings). Times in the list are UTC.
       </p>
       <Filters search={search} error={list.error} onApply={(filters) => go(withFilters(filters))} />
+      <ExportCsv search={search} zone={account.zone} total={list.data?.pagination.total} />
       <section aria-labelledby="conversions-title" aria-busy={list.isFetching}>
         <h2 id="conversions-title" className="visually-hidden">
           Conversions, newest first
@@ -174,6 +188,8 @@ interface FilterValues {
   to: string;
   type: ConversionType | "";
   clickId: string;
+  externalId: string;
+  source: string;
   status: ConversionStatus[];
 }
 
@@ -192,12 +208,18 @@ function Filters({
     to: search.to ?? "",
     type: search.type ?? "",
     clickId: search.clickId ?? "",
+    externalId: search.externalId ?? "",
+    source: search.source ? String(search.source) : "",
     status: statusList(search.status),
   });
   const [values, setValues] = useState<FilterValues>(fromUrl);
+  const sources = useTrafficSources();
   const [problem, setProblem] = useState<string | null>(null);
   // biome-ignore lint/correctness/useExhaustiveDependencies: the URL's filters are the truth; the form follows them
-  useEffect(() => setValues(fromUrl()), [search.from, search.to, search.type, search.clickId, search.status]);
+  useEffect(
+    () => setValues(fromUrl()),
+    [search.from, search.to, search.type, search.clickId, search.externalId, search.source, search.status],
+  );
   const set = (key: Exclude<keyof FilterValues, "status">) => (e: { target: { value: string } }) =>
     setValues((v) => ({ ...v, [key]: e.target.value }));
 
@@ -213,6 +235,8 @@ function Filters({
       ...(values.to ? { to: values.to } : {}),
       ...(values.type ? { type: values.type } : {}),
       ...(values.clickId.trim() ? { clickId: values.clickId.trim() } : {}),
+      ...(values.externalId.trim() ? { externalId: values.externalId.trim() } : {}),
+      ...(values.source ? { source: Number(values.source) } : {}),
       ...(values.status.length > 0 ? { status: values.status } : {}),
     });
   }
@@ -255,6 +279,32 @@ function Filters({
           />
         )}
       </Field>
+      <Field label="External id" error={apiError("externalId")}>
+        {(props) => (
+          <input
+            {...props}
+            type="text"
+            value={values.externalId}
+            maxLength={200}
+            spellCheck={false}
+            onChange={set("externalId")}
+          />
+        )}
+      </Field>
+      {sources.data && (
+        <Field label="Traffic source" error={apiError("trafficSourceId")}>
+          {(props) => (
+            <select {...props} value={values.source} onChange={set("source")}>
+              <option value="">Any source</option>
+              {sources.data.map((source) => (
+                <option key={source.id} value={String(source.id)}>
+                  {source.name}
+                </option>
+              ))}
+            </select>
+          )}
+        </Field>
+      )}
       <fieldset className="status-filter" aria-describedby="status-filter-hint">
         <legend>Status</legend>
         <div className="status-choices">
@@ -301,5 +351,68 @@ function Filters({
         </p>
       )}
     </form>
+  );
+}
+
+/**
+ * The traffic sources to filter by, where the person may read the catalog (the first 500 by
+ * name: a tenant's sources are few, unlike its links and trackers).
+ */
+function useTrafficSources() {
+  const can = useCan();
+  return useQuery({
+    queryKey: ["traffic-sources", "filter"],
+    queryFn: async () => {
+      const answer = await unwrap(api.GET("/api/v1/traffic-sources", { params: { query: { limit: 500 } } }));
+      return [...answer.data].sort((a, b) => a.name.localeCompare(b.name));
+    },
+    enabled: can("catalog.read"),
+    staleTime: 60_000,
+  });
+}
+
+/** Downloads the filtered list as CSV, page by page, with its progress (export-csv.ts). */
+function ExportCsv({
+  search,
+  zone,
+  total,
+}: {
+  search: ConversionSearch;
+  zone: string | undefined;
+  total: number | undefined;
+}) {
+  const [progress, setProgress] = useState<string | null>(null);
+  const [busy, setBusy] = useState(false);
+  async function run() {
+    setBusy(true);
+    setProgress("Preparing the export…");
+    try {
+      const { rows, total: matched } = await exportConversions(search, zone, (done, of) =>
+        setProgress(`Exporting ${formatInteger(done)} of ${formatInteger(of)} conversions…`),
+      );
+      saveCsv(`conversions-${new Date().toISOString().slice(0, 10)}.csv`, conversionsCsv(rows));
+      setProgress(
+        matched > rows.length
+          ? `Exported the newest ${formatInteger(rows.length)} of ${formatInteger(matched)}: narrow the filters for the rest.`
+          : `Exported ${formatInteger(rows.length)} conversions.`,
+      );
+    } catch (error) {
+      setProgress(`The export failed: ${error instanceof Error ? error.message : String(error)}`);
+    } finally {
+      setBusy(false);
+    }
+  }
+  return (
+    <div className="conversions-export">
+      <button type="button" className="button secondary" onClick={() => void run()} disabled={busy || total === 0}>
+        Export CSV
+      </button>
+      <span className="muted small" role="status">
+        {progress ??
+          (total !== undefined && total > EXPORT_MAX_ROWS
+            ? `The export holds the newest ${formatInteger(EXPORT_MAX_ROWS)} of the ${formatInteger(total)} matching.`
+            : "")}
+      </span>
+    </div>
   );
 }

@@ -1,5 +1,6 @@
 import { isDay } from "../../dates.js";
 import { isOneOf, positiveIntParam, textParam } from "../../search-params.js";
+import { conversionTypeLabel } from "../../vocabulary.js";
 
 /** The conversion types the list filters by (the API's `type` enum). */
 export const CONVERSION_TYPES = [
@@ -28,6 +29,9 @@ export interface ConversionSearch {
   to?: string;
   type?: ConversionType;
   clickId?: string;
+  externalId?: string;
+  /** The traffic source shown (its id); absent: every one. */
+  source?: number;
   /** The statuses shown, a comma list in the order of CONVERSION_STATUSES (`pending,reversed`); absent: every one. */
   status?: string;
   offset?: number;
@@ -46,6 +50,10 @@ export function parseConversionSearch(raw: Record<string, unknown>): ConversionS
   if (isType(raw.type)) out.type = raw.type;
   const clickId = textParam(raw.clickId, 100);
   if (clickId !== undefined) out.clickId = clickId;
+  const externalId = textParam(raw.externalId, 200);
+  if (externalId !== undefined) out.externalId = externalId;
+  const source = positiveIntParam(raw.source);
+  if (source !== undefined && source > 0) out.source = source;
   const status = statusParam(statusList(raw.status));
   if (status !== undefined) out.status = status;
   const offset = positiveIntParam(raw.offset);
@@ -65,6 +73,8 @@ export function conversionQuery(search: ConversionSearch, zone?: string) {
     ...(search.to ? { dateTo: search.to } : {}),
     ...(search.type ? { type: search.type } : {}),
     ...(search.clickId ? { clickId: search.clickId } : {}),
+    ...(search.externalId ? { externalId: search.externalId } : {}),
+    ...(search.source ? { trafficSourceId: String(search.source) } : {}),
     ...(search.status ? { status: search.status } : {}),
     ...(zone ? { timeZone: zone } : {}),
   };
@@ -75,6 +85,8 @@ export interface ConversionFilters {
   to?: string | undefined;
   type?: ConversionType | undefined;
   clickId?: string | undefined;
+  externalId?: string | undefined;
+  source?: number | undefined;
   status?: readonly ConversionStatus[] | undefined;
 }
 
@@ -117,20 +129,9 @@ export function statusLabel(status: string): string {
   return isStatus(status) ? STATUS_LABELS[status] : status;
 }
 
-const TYPE_LABELS: Record<ConversionType, string> = {
-  Click: "Click",
-  Signup: "Signup",
-  FirstTimeDeposit: "First-time deposit",
-  Qualifier: "Qualifier",
-  Deposit: "Deposit",
-  CpaCommission: "CPA commission",
-  RevShareCommission: "RevShare commission",
-  FlatFeeCommission: "Flat fee commission",
-};
-
-/** A type name as a person reads it: FirstTimeDeposit -> "First-time deposit". */
+/** A type name as a person reads it, from the dashboard's one vocabulary: FirstTimeDeposit -> "First-time deposit". */
 export function typeLabel(type: string): string {
-  return isType(type) ? TYPE_LABELS[type] : type;
+  return conversionTypeLabel(type);
 }
 
 /** An instant as a short UTC date and time, for a table column headed "(UTC)": 2026-11-26 09:59. */
