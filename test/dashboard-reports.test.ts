@@ -495,7 +495,7 @@ describe.skipIf(!hasChromium)("dashboard reports page", () => {
       await screenshot(page, "reports-07-in-pounds-390px");
       expect(await page.evaluate(() => document.documentElement.scrollWidth)).toBeLessThanOrEqual(390);
 
-      // A code the API does not know: its message beside the picker.
+      // A code the API does not know: its message beside the picker, as a sentence with the field's label.
       await page.setViewportSize({ width: 1024, height: 800 });
       await page.goto(`${origin}/reports?currency=XYZ`);
       const refused = await performance(t, who, { currency: "XYZ" });
@@ -503,7 +503,9 @@ describe.skipIf(!hasChromium)("dashboard reports page", () => {
       const currencyField = page.getByLabel("Currency", { exact: true });
       await expect.poll(() => currencyField.getAttribute("aria-invalid"), { timeout: WAIT_MS }).toBe("true");
       const described = String(await currencyField.getAttribute("aria-describedby")).split(" ");
-      expect(await page.locator(`[id="${described.at(-1)}"]`).textContent()).toBe(refused.body.data.errors[0].message);
+      expect(await page.locator(`[id="${described.at(-1)}"]`).textContent()).toBe(
+        `Currency ${refused.body.data.errors[0].message}.`,
+      );
       await screenshot(page, "reports-08-unknown-currency");
       await expectAccessible(page);
       dropRefusals(log, 400, "/api/v1/reports/");
@@ -635,14 +637,16 @@ describe.skipIf(!hasChromium)("dashboard reports page", () => {
       await backToUtc;
       await page.waitForURL((url) => !url.searchParams.has("tz") && url.searchParams.get("range") === "lastMonth");
 
-      // A zone that is none: the API's message beside the picker.
+      // A zone that is none: the API's message beside the picker, as a sentence with the field's label.
       await page.goto(`${origin}/reports?tz=Mars/Base`);
       const refused = await performance(t, who, { timeZone: "Mars/Base" });
       expect(refused.status).toBe(400);
       expect(refused.body.data.errors[0].path).toBe("timeZone");
       await expect.poll(() => picker.getAttribute("aria-invalid"), { timeout: WAIT_MS }).toBe("true");
       const described = String(await picker.getAttribute("aria-describedby")).split(" ");
-      expect(await page.locator(`[id="${described.at(-1)}"]`).textContent()).toBe(refused.body.data.errors[0].message);
+      expect(await page.locator(`[id="${described.at(-1)}"]`).textContent()).toBe(
+        `Time zone ${refused.body.data.errors[0].message}.`,
+      );
       await screenshot(page, "reports-11-unknown-zone");
       await expectAccessible(page);
       dropRefusals(log, 400, "/api/v1/reports/");
