@@ -1,5 +1,6 @@
 import type { Browser, Page } from "playwright-core";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { withLabel } from "../web/src/components/field-message.js";
 import { seedTenancy, startTestApp, type Tenancy, type TestApp } from "./helpers/app.js";
 import { type CatalogFixture, createVia, seedCatalog } from "./helpers/catalog.js";
 import { hasChromium, launchChromium } from "./helpers/chromium.js";
@@ -162,14 +163,16 @@ describe.skipIf(!hasChromium)("dashboard catalog", () => {
 
       // An empty name: the API refuses it, and its message stands next to the field.
       await page.getByRole("button", { name: "Create brand" }).click();
-      expect(await fieldErrorOf(page, "Name")).toBe(await apiRefusal(t, admin, "brands", { name: "" }, "name"));
+      expect(await fieldErrorOf(page, "Name")).toBe(
+        withLabel("Name", await apiRefusal(t, admin, "brands", { name: "" }, "name")),
+      );
       await screenshot(page, "catalog-10-brand-refused");
       await expectAccessible(page);
       // Too long, too.
       await page.getByLabel("Name", { exact: true }).fill("x".repeat(201));
       await page.getByRole("button", { name: "Create brand" }).click();
       const tooLong = await apiRefusal(t, admin, "brands", { name: "x".repeat(201) }, "name");
-      await expect.poll(() => fieldErrorOf(page, "Name"), { timeout: WAIT_MS }).toBe(tooLong);
+      await expect.poll(() => fieldErrorOf(page, "Name"), { timeout: WAIT_MS }).toBe(withLabel("Name", tooLong));
 
       await page.getByLabel("Name", { exact: true }).fill("Acme");
       await page.getByRole("button", { name: "Create brand" }).click();
@@ -273,7 +276,9 @@ describe.skipIf(!hasChromium)("dashboard catalog", () => {
       await page.goto(`${origin}/catalog/trackers/new`);
       await page.getByLabel("Name", { exact: true }).fill("123456");
       await page.getByRole("button", { name: "Create tracker" }).click();
-      expect(await fieldErrorOf(page, "Name")).toBe(await apiRefusal(t, admin, "trackers", { name: "123456" }, "name"));
+      expect(await fieldErrorOf(page, "Name")).toBe(
+        withLabel("Name", await apiRefusal(t, admin, "trackers", { name: "123456" }, "name")),
+      );
       await screenshot(page, "catalog-15-tracker-refused");
       await expectAccessible(page);
 
@@ -366,7 +371,7 @@ describe.skipIf(!hasChromium)("dashboard catalog", () => {
       );
       expect(refused.statusCode).toBe(400);
       const message = (refused.json().data.errors as { path: string; message: string }[])[0]?.message;
-      expect(await fieldErrorOf(page, "New tracker name")).toBe(message);
+      expect(await fieldErrorOf(page, "New tracker name")).toBe(withLabel("New tracker name", String(message)));
       await screenshot(page, "catalog-18-link-generator-refused");
       await expectAccessible(page);
 

@@ -2,6 +2,7 @@ import type { Browser } from "playwright-core";
 import { Webhook } from "standardwebhooks";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { emitNotification } from "../src/features/notifications/index.js";
+import { withLabel } from "../web/src/components/field-message.js";
 import type { Tenancy, TestApp } from "./helpers/app.js";
 import { hasChromium } from "./helpers/chromium.js";
 import {
@@ -85,7 +86,7 @@ describe.skipIf(!hasChromium)("dashboard: operational webhooks", () => {
       const reason = refusal.json().data.errors[0].message as string;
       await expect.poll(() => url.getAttribute("aria-invalid"), { timeout: WAIT_MS }).toBe("true");
       const described = String(await url.getAttribute("aria-describedby")).split(" ");
-      expect(await page.locator(`[id="${described.at(-1)}"]`).textContent()).toBe(reason);
+      expect(await page.locator(`[id="${described.at(-1)}"]`).textContent()).toBe(withLabel("URL", reason));
       await screenshot(page, "notifications-02-refused");
       await expectAccessible(page);
 

@@ -1,5 +1,6 @@
 import type { Browser, Locator } from "playwright-core";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { withLabel } from "../web/src/components/field-message.js";
 import type { Tenancy, TestApp } from "./helpers/app.js";
 import { hasChromium } from "./helpers/chromium.js";
 import {
@@ -76,7 +77,7 @@ describe.skipIf(!hasChromium)("dashboard: settings", () => {
       await expect.poll(() => currency.getAttribute("aria-invalid"), { timeout: WAIT_MS }).toBe("true");
       const described = String(await currency.getAttribute("aria-describedby")).split(" ");
       expect(await page.locator(`[id="${described.at(-1)}"]`).textContent()).toBe(
-        refused.json().data.errors[0].message,
+        withLabel("Currency code", refused.json().data.errors[0].message),
       );
       expect((await settings()).defaultCurrency).toBe(before.defaultCurrency);
       await screenshot(page, "settings-02-refused");
@@ -161,7 +162,7 @@ describe.skipIf(!hasChromium)("dashboard: settings", () => {
         payload: { reportingCurrency: "XYZ" },
       });
       expect(refused.statusCode).toBe(400);
-      expect(await messageOf(field)).toBe(refused.json().data.errors[0].message);
+      expect(await messageOf(field)).toBe(withLabel("Reporting currency", refused.json().data.errors[0].message));
       expect((await settings()).reportingCurrency).toBe(before.defaultCurrency);
 
       // Pounds, in any case: saved, and what the reports are in from then on.
@@ -228,14 +229,14 @@ describe.skipIf(!hasChromium)("dashboard: settings", () => {
       await add.click();
       const eur = await put({ date: today.date, rates: { EUR: 2 } });
       expect(eur.statusCode).toBe(400);
-      expect(await messageOf(code)).toBe(eur.json().data.errors[0].message);
+      expect(await messageOf(code)).toBe(withLabel("Currency", eur.json().data.errors[0].message));
       expect(await rate.getAttribute("aria-invalid")).toBeNull();
       await code.fill("jpy");
       await rate.fill("-5");
       await add.click();
       const negative = await put({ date: today.date, rates: { JPY: -5 } });
       expect(negative.statusCode).toBe(400);
-      expect(await messageOf(rate)).toBe(negative.json().data.errors[0].message);
+      expect(await messageOf(rate)).toBe(withLabel("Rate per 1 EUR", negative.json().data.errors[0].message));
       expect(await code.getAttribute("aria-invalid")).toBeNull();
       await screenshot(page, "settings-06-rate-refused");
       await expectAccessible(page);
@@ -292,7 +293,7 @@ describe.skipIf(!hasChromium)("dashboard: settings", () => {
       await expect.poll(() => field.getAttribute("aria-invalid"), { timeout: WAIT_MS }).toBe("true");
       const described = String(await field.getAttribute("aria-describedby")).split(" ");
       expect(await page.locator(`[id="${described.at(-1)}"]`).textContent()).toBe(
-        refused.json().data.errors[0].message,
+        withLabel("Time zone", refused.json().data.errors[0].message),
       );
       expect((await settings()).timeZone).toBe("UTC");
       await page.setViewportSize({ width: 1280, height: 900 });

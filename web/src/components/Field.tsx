@@ -1,5 +1,6 @@
 import { type ReactNode, useId } from "react";
 import { ApiFailure } from "../api/client";
+import { withLabel } from "./field-message";
 
 /**
  * The API's message for one field of a refused request (`data.errors[].path`), or undefined.
@@ -10,16 +11,6 @@ export function fieldError(error: unknown, path: string): string | undefined {
   // Every message for the field: the API reports all of a request's errors at once.
   const messages = error.fieldErrors.filter((e) => claims(path, e.path)).map((e) => e.message);
   return messages.length > 0 ? messages.join("; ") : undefined;
-}
-
-/**
- * The API's message for a field as a sentence with the field's label: the schema's messages are
- * the end of a sentence that starts with the field (`must be at least 4 characters long`), the
- * rest are sentences already (`Unknown currency 'XYZ'`).
- */
-export function withLabel(label: string, message: string): string {
-  const sentence = /^[a-z']/.test(message) ? `${label} ${message}` : message;
-  return /[.!?]$/.test(sentence) ? sentence : `${sentence}.`;
 }
 
 const claims = (field: string, path: string) =>

@@ -2,7 +2,7 @@ import { useQueryClient } from "@tanstack/react-query";
 import { useNavigate } from "@tanstack/react-router";
 import { type FormEvent, useState } from "react";
 import { ApiFailure, api, unwrap } from "../api/client";
-import { withLabel } from "../components/Field";
+import { withLabel } from "../components/field-message";
 import { messageOf } from "../components/states";
 import { signInRoute } from "../router";
 import { session } from "../session";
