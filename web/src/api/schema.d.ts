@@ -4663,11 +4663,12 @@ export interface paths {
         };
         /**
          * Conversions, newest first; the date range applies to occurredAt
-         * @description status: a comma list (any case); every status when absent.
+         * @description status, type and trafficSourceId: comma lists (statuses and types in any case), every value when absent; clickId and externalId: exact. Each item names its catalog items (names) when the caller has catalog.read, else names are null.
          */
         get: {
             parameters: {
                 query?: {
+                    /** @description Exact click id */
                     clickId?: string;
                     /**
                      * @description A date (2026-11-01: the whole day, in timeZone where the route takes one, else in UTC), a date-time with Z or an offset (that instant), or a date-time without one (wall time in that zone); inclusive
@@ -4679,6 +4680,8 @@ export interface paths {
                      * @example 2026-11-01
                      */
                     dateTo?: string;
+                    /** @description Exact externalId */
+                    externalId?: string;
                     /** @description Page size, 1-500 */
                     limit?: number;
                     /** @description 0-based index of the first item */
@@ -4690,8 +4693,10 @@ export interface paths {
                      * @example Europe/Berlin
                      */
                     timeZone?: string;
-                    /** @description Click: A click on a tracking link; made by the click redirect, never recorded by a caller; Signup: A visitor registered with the brand; FirstTimeDeposit: A player's first deposit; Qualifier: A player met the program's qualifying criteria (for CPA); Deposit: A deposit after the first; CpaCommission: A CPA commission the program calculated; RevShareCommission: A revenue-share commission the program calculated (may be negative); FlatFeeCommission: A flat-fee commission the program calculated. The commission types never fire postbacks; Click fires them only where the tenant has click webhooks */
-                    type?: "Click" | "Signup" | "FirstTimeDeposit" | "Qualifier" | "Deposit" | "CpaCommission" | "RevShareCommission" | "FlatFeeCommission";
+                    /** @description Comma list of traffic source ids (3,7), at most 50 */
+                    trafficSourceId?: string;
+                    /** @description Comma list of conversion types, any case (Signup,FirstTimeDeposit); every type when absent */
+                    type?: string;
                 };
                 header?: never;
                 path?: never;
@@ -4721,6 +4726,15 @@ export interface paths {
                                 externalId: string | null;
                                 id: string;
                                 linkId: number | null;
+                                /** @description Names of accountId ... trackerId; all null when the caller may not read the catalog */
+                                names: {
+                                    account: string | null;
+                                    brand: string | null;
+                                    link: string | null;
+                                    program: string | null;
+                                    tracker: string | null;
+                                    trafficSource: string | null;
+                                };
                                 /** Format: date-time */
                                 occurredAt: string;
                                 programId: number | null;
@@ -12839,6 +12853,197 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/api/v1/notifications/webhooks/{id}/test": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Send a signed message of type `test` to the webhook now; not recorded as a delivery
+         * @description Signed and sent as real messages are (Standard Webhooks headers, the current URL and secrets, the same timeout and address checks), whatever the webhook's event filter; not queued, retried or listed. A few tests per webhook per minute (SIMULATE_PER_WEBHOOK_PER_MINUTE); past that, 429 with Retry-After.
+         */
+        post: {
+            parameters: {
+                query?: never;
+                header?: never;
+                path: {
+                    id: string;
+                };
+                cookie?: never;
+            };
+            requestBody?: never;
+            responses: {
+                /** @description Default Response */
+                200: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            /** @description Stable snake_case result code: ok, validation_error, unauthorized, ... */
+                            code: string;
+                            data: {
+                                /** @description True: the receiver answered 2xx */
+                                delivered: boolean;
+                                /** @description Why it was not delivered; null when it was */
+                                error: string | null;
+                                /** @description The receiver's HTTP status; null: no answer */
+                                status: number | null;
+                            };
+                            message: string;
+                        };
+                    };
+                };
+                /** @description Default Response */
+                400: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            /** @description Stable snake_case result code: ok, validation_error, unauthorized, ... */
+                            code: string;
+                            data: null | ({
+                                errors?: {
+                                    message: string;
+                                    path: string;
+                                }[];
+                                requestId?: string;
+                            } & {
+                                [key: string]: unknown;
+                            });
+                            /** @description Names the field, value or placeholder at fault */
+                            message: string;
+                        };
+                    };
+                };
+                /** @description Default Response */
+                401: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            /** @description Stable snake_case result code: ok, validation_error, unauthorized, ... */
+                            code: string;
+                            data: null | ({
+                                errors?: {
+                                    message: string;
+                                    path: string;
+                                }[];
+                                requestId?: string;
+                            } & {
+                                [key: string]: unknown;
+                            });
+                            /** @description Names the field, value or placeholder at fault */
+                            message: string;
+                        };
+                    };
+                };
+                /** @description Default Response */
+                403: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            /** @description Stable snake_case result code: ok, validation_error, unauthorized, ... */
+                            code: string;
+                            data: null | ({
+                                errors?: {
+                                    message: string;
+                                    path: string;
+                                }[];
+                                requestId?: string;
+                            } & {
+                                [key: string]: unknown;
+                            });
+                            /** @description Names the field, value or placeholder at fault */
+                            message: string;
+                        };
+                    };
+                };
+                /** @description Default Response */
+                404: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            /** @description Stable snake_case result code: ok, validation_error, unauthorized, ... */
+                            code: string;
+                            data: null | ({
+                                errors?: {
+                                    message: string;
+                                    path: string;
+                                }[];
+                                requestId?: string;
+                            } & {
+                                [key: string]: unknown;
+                            });
+                            /** @description Names the field, value or placeholder at fault */
+                            message: string;
+                        };
+                    };
+                };
+                /** @description Default Response */
+                429: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            /** @description Stable snake_case result code: ok, validation_error, unauthorized, ... */
+                            code: string;
+                            data: null | ({
+                                errors?: {
+                                    message: string;
+                                    path: string;
+                                }[];
+                                requestId?: string;
+                            } & {
+                                [key: string]: unknown;
+                            });
+                            /** @description Names the field, value or placeholder at fault */
+                            message: string;
+                        };
+                    };
+                };
+                /** @description Default Response */
+                500: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            /** @description Stable snake_case result code: ok, validation_error, unauthorized, ... */
+                            code: string;
+                            data: null | ({
+                                errors?: {
+                                    message: string;
+                                    path: string;
+                                }[];
+                                requestId?: string;
+                            } & {
+                                [key: string]: unknown;
+                            });
+                            /** @description Names the field, value or placeholder at fault */
+                            message: string;
+                        };
+                    };
+                };
+            };
+        };
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/api/v1/programs": {
         parameters: {
             query?: never;
@@ -16444,7 +16649,7 @@ export interface paths {
             requestBody: {
                 content: {
                     "application/json": {
-                        /** @description The click parameter holding the source's own click id (e.g. cid, clickid, zoneid), stored with the click; null for none */
+                        /** @description A letter, then letters, digits, _ . or -: the click parameter holding the source's own click id (e.g. cid, clickid, zoneid), stored with the click; null for none */
                         clickIdParam?: string | null;
                         /** @description Display name */
                         name: string;
@@ -17064,7 +17269,7 @@ export interface paths {
             requestBody: {
                 content: {
                     "application/json": {
-                        /** @description The click parameter holding the source's own click id (e.g. cid, clickid, zoneid), stored with the click; null for none */
+                        /** @description A letter, then letters, digits, _ . or -: the click parameter holding the source's own click id (e.g. cid, clickid, zoneid), stored with the click; null for none */
                         clickIdParam?: string | null;
                         /** @description Display name */
                         name?: string;
@@ -18167,6 +18372,196 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/api/v1/traffic-sources/{id}/google-ads/test": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Try the saved settings against Google: the token exchange and a validate-only ingest
+         * @description Exchanges the stored refresh token for an access token, then sends Google one sample event per mapped conversion action with `validateOnly: true`: the credentials, account, login account and actions are checked and nothing is kept by Google or recorded here (no upload). ok:false names Google's reason. A few tests per source per minute (SIMULATE_PER_WEBHOOK_PER_MINUTE); past that, 429 with Retry-After.
+         */
+        post: {
+            parameters: {
+                query?: never;
+                header?: never;
+                path: {
+                    /** @description The traffic source's id */
+                    id: number;
+                };
+                cookie?: never;
+            };
+            requestBody?: never;
+            responses: {
+                /** @description Default Response */
+                200: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            /** @description Stable snake_case result code: ok, validation_error, unauthorized, ... */
+                            code: string;
+                            data: {
+                                /** @description Why not: the token exchange's or Google's refusal (status, message, the fields it named) */
+                                error: string | null;
+                                /** @description True: the token exchange worked and Google validated the sample events */
+                                ok: boolean;
+                            };
+                            message: string;
+                        };
+                    };
+                };
+                /** @description Default Response */
+                400: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            /** @description Stable snake_case result code: ok, validation_error, unauthorized, ... */
+                            code: string;
+                            data: null | ({
+                                errors?: {
+                                    message: string;
+                                    path: string;
+                                }[];
+                                requestId?: string;
+                            } & {
+                                [key: string]: unknown;
+                            });
+                            /** @description Names the field, value or placeholder at fault */
+                            message: string;
+                        };
+                    };
+                };
+                /** @description Default Response */
+                401: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            /** @description Stable snake_case result code: ok, validation_error, unauthorized, ... */
+                            code: string;
+                            data: null | ({
+                                errors?: {
+                                    message: string;
+                                    path: string;
+                                }[];
+                                requestId?: string;
+                            } & {
+                                [key: string]: unknown;
+                            });
+                            /** @description Names the field, value or placeholder at fault */
+                            message: string;
+                        };
+                    };
+                };
+                /** @description Default Response */
+                403: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            /** @description Stable snake_case result code: ok, validation_error, unauthorized, ... */
+                            code: string;
+                            data: null | ({
+                                errors?: {
+                                    message: string;
+                                    path: string;
+                                }[];
+                                requestId?: string;
+                            } & {
+                                [key: string]: unknown;
+                            });
+                            /** @description Names the field, value or placeholder at fault */
+                            message: string;
+                        };
+                    };
+                };
+                /** @description Default Response */
+                404: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            /** @description Stable snake_case result code: ok, validation_error, unauthorized, ... */
+                            code: string;
+                            data: null | ({
+                                errors?: {
+                                    message: string;
+                                    path: string;
+                                }[];
+                                requestId?: string;
+                            } & {
+                                [key: string]: unknown;
+                            });
+                            /** @description Names the field, value or placeholder at fault */
+                            message: string;
+                        };
+                    };
+                };
+                /** @description Default Response */
+                429: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            /** @description Stable snake_case result code: ok, validation_error, unauthorized, ... */
+                            code: string;
+                            data: null | ({
+                                errors?: {
+                                    message: string;
+                                    path: string;
+                                }[];
+                                requestId?: string;
+                            } & {
+                                [key: string]: unknown;
+                            });
+                            /** @description Names the field, value or placeholder at fault */
+                            message: string;
+                        };
+                    };
+                };
+                /** @description Default Response */
+                500: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            /** @description Stable snake_case result code: ok, validation_error, unauthorized, ... */
+                            code: string;
+                            data: null | ({
+                                errors?: {
+                                    message: string;
+                                    path: string;
+                                }[];
+                                requestId?: string;
+                            } & {
+                                [key: string]: unknown;
+                            });
+                            /** @description Names the field, value or placeholder at fault */
+                            message: string;
+                        };
+                    };
+                };
+            };
+        };
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/api/v1/traffic-sources/{id}/google-ads/uploads": {
         parameters: {
             query?: never;
@@ -18600,6 +18995,227 @@ export interface paths {
         };
         put?: never;
         post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/v1/traffic-sources/{id}/postback/test": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Send a sample conversion to the source's postback URL now; answers the request and the reply
+         * @description A GET through the same guarded sender and timeout as real postbacks, enabled or not. The sample's clickId, conversionId, externalClickId and externalId start with `test_`. Nothing is recorded (no conversion, postback or attempt, not metered); the URL answered has its secrets masked. 409 when the source has no postback. A few tests per source per minute (SIMULATE_PER_WEBHOOK_PER_MINUTE); past that, 429 with Retry-After.
+         */
+        post: {
+            parameters: {
+                query?: never;
+                header?: never;
+                path: {
+                    id: number;
+                };
+                cookie?: never;
+            };
+            requestBody?: never;
+            responses: {
+                /** @description Default Response */
+                200: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            /** @description Stable snake_case result code: ok, validation_error, unauthorized, ... */
+                            code: string;
+                            data: {
+                                /** @description Why the test failed (no answer, refused address, a non-2xx status); null: taken */
+                                error: string | null;
+                                request: {
+                                    /** @enum {string} */
+                                    method: "GET";
+                                    /** @description The URL as sent, with every secret masked ([redacted]) */
+                                    url: string;
+                                };
+                                response: {
+                                    /** @description The receiver's body as text, at most 4 KiB, secrets masked */
+                                    body: string;
+                                    status: number;
+                                } | null;
+                            };
+                            message: string;
+                        };
+                    };
+                };
+                /** @description Default Response */
+                400: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            /** @description Stable snake_case result code: ok, validation_error, unauthorized, ... */
+                            code: string;
+                            data: null | ({
+                                errors?: {
+                                    message: string;
+                                    path: string;
+                                }[];
+                                requestId?: string;
+                            } & {
+                                [key: string]: unknown;
+                            });
+                            /** @description Names the field, value or placeholder at fault */
+                            message: string;
+                        };
+                    };
+                };
+                /** @description Default Response */
+                401: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            /** @description Stable snake_case result code: ok, validation_error, unauthorized, ... */
+                            code: string;
+                            data: null | ({
+                                errors?: {
+                                    message: string;
+                                    path: string;
+                                }[];
+                                requestId?: string;
+                            } & {
+                                [key: string]: unknown;
+                            });
+                            /** @description Names the field, value or placeholder at fault */
+                            message: string;
+                        };
+                    };
+                };
+                /** @description Default Response */
+                403: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            /** @description Stable snake_case result code: ok, validation_error, unauthorized, ... */
+                            code: string;
+                            data: null | ({
+                                errors?: {
+                                    message: string;
+                                    path: string;
+                                }[];
+                                requestId?: string;
+                            } & {
+                                [key: string]: unknown;
+                            });
+                            /** @description Names the field, value or placeholder at fault */
+                            message: string;
+                        };
+                    };
+                };
+                /** @description Default Response */
+                404: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            /** @description Stable snake_case result code: ok, validation_error, unauthorized, ... */
+                            code: string;
+                            data: null | ({
+                                errors?: {
+                                    message: string;
+                                    path: string;
+                                }[];
+                                requestId?: string;
+                            } & {
+                                [key: string]: unknown;
+                            });
+                            /** @description Names the field, value or placeholder at fault */
+                            message: string;
+                        };
+                    };
+                };
+                /** @description Default Response */
+                409: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            /** @description Stable snake_case result code: ok, validation_error, unauthorized, ... */
+                            code: string;
+                            data: null | ({
+                                errors?: {
+                                    message: string;
+                                    path: string;
+                                }[];
+                                requestId?: string;
+                            } & {
+                                [key: string]: unknown;
+                            });
+                            /** @description Names the field, value or placeholder at fault */
+                            message: string;
+                        };
+                    };
+                };
+                /** @description Default Response */
+                429: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            /** @description Stable snake_case result code: ok, validation_error, unauthorized, ... */
+                            code: string;
+                            data: null | ({
+                                errors?: {
+                                    message: string;
+                                    path: string;
+                                }[];
+                                requestId?: string;
+                            } & {
+                                [key: string]: unknown;
+                            });
+                            /** @description Names the field, value or placeholder at fault */
+                            message: string;
+                        };
+                    };
+                };
+                /** @description Default Response */
+                500: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            /** @description Stable snake_case result code: ok, validation_error, unauthorized, ... */
+                            code: string;
+                            data: null | ({
+                                errors?: {
+                                    message: string;
+                                    path: string;
+                                }[];
+                                requestId?: string;
+                            } & {
+                                [key: string]: unknown;
+                            });
+                            /** @description Names the field, value or placeholder at fault */
+                            message: string;
+                        };
+                    };
+                };
+            };
+        };
         delete?: never;
         options?: never;
         head?: never;
