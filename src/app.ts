@@ -6,7 +6,7 @@ import type { AppContext } from "./context.js";
 // so no import chain runs from one feature's service through another's routes (a run-time
 // import cycle; .dependency-cruiser.cjs refuses one).
 import { adminKeyGuard, adminRoutes } from "./features/admin/routes.js";
-import { apiReferenceRoutes, swaggerUiRoutes } from "./features/api-docs/routes.js";
+import { apiReferenceRoutes, openApiDocumentRoute, swaggerUiRoutes } from "./features/api-docs/routes.js";
 import { apiTokenExpiryJob } from "./features/api-tokens/index.js";
 import { apiTokenRoutes } from "./features/api-tokens/routes.js";
 import { auditRoutes } from "./features/audit/routes.js";
@@ -155,6 +155,8 @@ export async function buildApp(options: AppOptions): Promise<BuiltApp> {
         useDefaults: true,
         allErrors: true,
         verbose: true,
+        // OpenAPI's `example` annotation (the value "Try it out" pre-fills), not a rule.
+        keywords: ["example"],
       },
     },
   });
@@ -303,7 +305,7 @@ export async function buildApp(options: AppOptions): Promise<BuiltApp> {
         },
       }),
     );
-    client.get("/api/swagger/v1/swagger.json", { schema: { hide: true } }, async () => client.swagger());
+    openApiDocumentRoute(client, "/api/swagger/v1/swagger.json");
     await client.register(
       healthRoutes(ctx, () => health.get()),
       { prefix: "/api" },
@@ -347,7 +349,7 @@ export async function buildApp(options: AppOptions): Promise<BuiltApp> {
       // The admin document maps the whole operator surface: behind the admin key, as the routes are.
       await admin.register(async (document) => {
         document.addHook("onRequest", adminKeyGuard(adminKey));
-        document.get("/api/swagger/admin/swagger.json", { schema: { hide: true } }, async () => admin.swagger());
+        openApiDocumentRoute(document, "/api/swagger/admin/swagger.json");
       });
       await admin.register(adminRoutes(ctx, adminKey), { prefix: "/api/admin" });
     });

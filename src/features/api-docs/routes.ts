@@ -5,7 +5,8 @@ import { fileURLToPath } from "node:url";
 import { createGunzip } from "node:zlib";
 import swaggerUi from "@fastify/swagger-ui";
 import { renderApiReference } from "@scalar/client-side-rendering";
-import type { FastifyPluginAsync, FastifyRequest } from "fastify";
+import type { FastifyInstance, FastifyPluginAsync, FastifyRequest } from "fastify";
+import { compressAll, compressFixedAnswers, lazy, sendRepresentation } from "./compressed.js";
 import { docsPolicy, newNonce, setDocsHeaders, sha256Source } from "./page-headers.js";
 import { scalarBundleGzip } from "./scalar-bundle.js";
 
@@ -129,6 +130,23 @@ export function swaggerUiRoutes(options: { routePrefix: string; publicBaseUrl: s
   return async (app) => {
     const policy = docsPolicy(options.publicBaseUrl, { styles: await swaggerUiStyleHashes() });
     app.addHook("onRequest", async (_request, reply) => setDocsHeaders(reply, policy));
+    // Its bundle (1.4 MB) and its copy of the document, compressed once each (compressed.ts).
+    app.addHook("onSend", compressFixedAnswers());
     await app.register(swaggerUi, { routePrefix: options.routePrefix });
   };
+}
+
+/**
+ * A GET route at `path` answering `app`'s OpenAPI document (~0.5 MB), serialized and compressed
+ * at its first request and then kept (compressed.ts): the document does not change while the
+ * service runs.
+ */
+export function openApiDocumentRoute(app: FastifyInstance, path: string): void {
+  const document = lazy(() => compressAll(Buffer.from(JSON.stringify(app.swagger()), "utf8")));
+  app.get(path, { schema: { hide: true } }, async (request, reply) => {
+    const body = await document();
+    return reply
+      .header("content-type", "application/json; charset=utf-8")
+      .send(sendRepresentation(request, reply, body));
+  });
 }

@@ -2,6 +2,7 @@ import type { FastifyPluginAsyncTypebox } from "@fastify/type-provider-typebox";
 import { type TSchema, Type } from "typebox";
 import type { AppContext } from "../../context.js";
 import { errorResponses, Pagination } from "../../platform/http/envelope.js";
+import { addDays } from "../../platform/time-zone.js";
 import { callerOf } from "../auth/index.js";
 import { RESOURCE_BY_TABLE } from "../catalog/index.js";
 import { CONVERSION_STATUSES } from "../tracking/index.js";
@@ -10,14 +11,26 @@ import type { ParamDef, ReportLimits } from "./params.js";
 import { REPORTS, type ReportDefinition } from "./registry.js";
 import { STATS } from "./stats.js";
 
-function paramSchema(def: ParamDef, limits: ReportLimits): TSchema {
+/**
+ * The dates "Try it out" starts from: the dashboard's default window (the last 30 days, UTC, as
+ * web/src/pages/reports/report-state.ts), computed when the routes (so the document) are built.
+ */
+type ExampleWindow = { from: string; to: string };
+
+function exampleWindow(now: Date): ExampleWindow {
+  const today = now.toISOString().slice(0, 10);
+  return { from: addDays(today, -29), to: today };
+}
+
+function paramSchema(def: ParamDef, limits: ReportLimits, window: ExampleWindow): TSchema {
   const description = def.description;
   switch (def.kind) {
     case "list":
       return Type.String({ description });
     case "date":
       return Type.String({
-        examples: ["2026-11-01"],
+        example: window[def.end],
+        examples: [window[def.end]],
         description: `A date (the whole local day in timeZone), a date-time with Z or an offset (that instant), or a date-time without one (wall time in timeZone), from 0001-01-01 to 9999-12-31. ${description}. A window spans at most ${limits.maxWindowDays} days`,
       });
     case "zone":
@@ -41,9 +54,9 @@ function paramSchema(def: ParamDef, limits: ReportLimits): TSchema {
  * The query schema the OpenAPI document shows, made from the registry's parameters. No
  * `default`s: the validator would write them into the query, over a value parseParams reads.
  */
-function querySchema(report: ReportDefinition, limits: ReportLimits) {
+function querySchema(report: ReportDefinition, limits: ReportLimits, window: ExampleWindow) {
   return Type.Object(
-    Object.fromEntries(report.parameters.map((def) => [def.name, Type.Optional(paramSchema(def, limits))])),
+    Object.fromEntries(report.parameters.map((def) => [def.name, Type.Optional(paramSchema(def, limits, window))])),
     { additionalProperties: false },
   );
 }
@@ -99,6 +112,7 @@ export function reportRoutes(ctx: ReportRouteDeps): FastifyPluginAsyncTypebox {
   // This app's limits (REPORT_MAX_WINDOW_DAYS): another app in the same process may have others.
   const limits: ReportLimits = { maxWindowDays: ctx.config.reportMaxWindowDays };
   return async (app) => {
+    const window = exampleWindow(ctx.clock.now());
     for (const report of REPORTS) {
       app.get(
         report.path,
@@ -111,7 +125,7 @@ export function reportRoutes(ctx: ReportRouteDeps): FastifyPluginAsyncTypebox {
             tags: ["Reports"],
             summary: report.title,
             description: report.description,
-            querystring: querySchema(report, limits),
+            querystring: querySchema(report, limits, window),
             response: {
               200: Type.Object({
                 code: Type.String(),
