@@ -52,6 +52,7 @@ import {
 import { webhookSettingsRoutes } from "./features/outgoing-webhooks/settings-routes.js";
 import { ReportGate, reportSlots, rollupBlocksJob } from "./features/reports/index.js";
 import { reportRoutes } from "./features/reports/routes.js";
+import { savedReportRoutes } from "./features/saved-reports/routes.js";
 import {
   postbackDeliveries,
   SOURCE_POSTBACK_RETENTION,
@@ -328,6 +329,7 @@ export async function buildApp(options: AppOptions): Promise<BuiltApp> {
         await v1.register(linkGeneratorRoutes(ctx));
         await v1.register(conversionRoutes(ctx, ctx.tracking));
         await v1.register(reportRoutes(ctx));
+        await v1.register(savedReportRoutes(ctx));
         await v1.register(webhookSettingsRoutes(ctx));
         await v1.register(webhookEventRoutes(ctx));
         await v1.register(sourcePostbackRoutes(ctx));

@@ -62,6 +62,8 @@ describe("the OpenAPI document's parameters", () => {
     ["/api/v1/brands/{id}", "patch"],
     ["/api/v1/conversions/outgoing/webhooks/settings", "post"],
     ["/api/v1/notifications/webhooks", "post"],
+    ["/api/v1/saved-reports", "post"],
+    ["/api/v1/saved-reports/{id}", "patch"],
   ])("documents the 409 of %s (%s), which refuses duplicates or limits with it", (path, method) => {
     expect(Object.keys(doc.paths[path]?.[method]?.responses ?? {})).toContain("409");
   });

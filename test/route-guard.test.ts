@@ -120,6 +120,7 @@ const BODIES: Record<string, unknown> = {
   "PATCH /api/v1/conversions/outgoing/webhooks/settings/{id}": { name: "Renamed" },
   "POST /api/v1/conversions/outgoing/webhooks/settings/{id}/simulate": {},
   "PATCH /api/v1/notifications/webhooks/{id}": { description: "Renamed" },
+  "PATCH /api/v1/saved-reports/{id}": { name: "Renamed view" },
   "PUT /api/v1/traffic-sources/{id}/google-ads": {
     accountId: "1234567890",
     credentials: { clientId: "client.apps.example", clientSecret: "secret-0123", refreshToken: "refresh-0123" },
@@ -216,6 +217,12 @@ describe("every /api/v1 operation", { timeout: 120_000 }, () => {
       },
       t.clock.now(),
     );
+    const savedReport = await t.call({
+      method: "POST",
+      url: "/api/v1/saved-reports",
+      headers: { authorization: owner.apiKey },
+      payload: { name: "Guard view", report: "performance" },
+    });
     const audit = await t.call({ method: "GET", url: "/api/v1/audit-log", headers: { authorization: owner.apiKey } });
     Object.assign(ids, {
       "api-tokens": owner.apiKeyId,
@@ -237,6 +244,7 @@ describe("every /api/v1 operation", { timeout: 120_000 }, () => {
       // No upload without Google: the source's id decides, as the route looks the source up first.
       uploads: "gup_0000000000000000000000000",
       webhooks: notification.json().data.id,
+      "saved-reports": savedReport.json().data.id,
     });
   }, 120_000);
   afterAll(() => t?.close());

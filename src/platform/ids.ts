@@ -37,7 +37,8 @@ export type IdPrefix =
   | "att"
   | "msg"
   | "gup"
-  | "tsp";
+  | "tsp"
+  | "srp";
 
 // Random bytes are drawn 4 KiB at a time: one syscall per ~400 ids instead of one per id,
 // which matters because every request gets an id.

@@ -20,6 +20,10 @@ interface ReportTableProps {
   currency: string;
   /** What the totals' amounts are in, when the totals are an answer of their own. */
   totalsCurrency?: string | undefined;
+  /** Narrows the report to a value of the first breakdown, when that value can be a filter. */
+  onDrill?: ((row: ReportRow) => void) | undefined;
+  /** Whether the row's value of the first breakdown can narrow the report. */
+  canDrill?: ((row: ReportRow) => boolean) | undefined;
 }
 
 /** A value as shown, carrying the API's own value for whoever reads the page's data. */
@@ -37,6 +41,8 @@ export function ReportTable({
   onSort,
   currency,
   totalsCurrency = currency,
+  onDrill,
+  canDrill,
 }: ReportTableProps) {
   const columns: Column<Indexed>[] = [
     ...fields.map(
@@ -44,7 +50,20 @@ export function ReportTable({
         key: field,
         label: FIELD_LABELS[field],
         sortable: true,
-        cell: ({ row }) => <Value raw={row[field]}>{formatField(field, row[field])}</Value>,
+        cell: ({ row }) => {
+          const shown = <Value raw={row[field]}>{formatField(field, row[field])}</Value>;
+          if (i > 0 || !onDrill || !canDrill?.(row)) return shown;
+          return (
+            <button
+              type="button"
+              className="link-button report-drill"
+              onClick={() => onDrill(row)}
+              title={`Narrow the report to this ${FIELD_LABELS[field].toLowerCase()}`}
+            >
+              {shown}
+            </button>
+          );
+        },
         ...(totals ? { total: i === 0 ? "Total" : "" } : {}),
       }),
     ),

@@ -1,6 +1,6 @@
 import { keepPreviousData, useQuery } from "@tanstack/react-query";
 import { useNavigate } from "@tanstack/react-router";
-import { lazy, Suspense, useMemo } from "react";
+import { lazy, Suspense, useMemo, useState } from "react";
 import { useReportZone } from "../../account-time-zone";
 import { ApiFailure } from "../../api/client";
 import { CopyButton } from "../../components/CopyButton";
@@ -11,6 +11,7 @@ import { Empty, ErrorState, Loading } from "../../components/states";
 import { TimeZonePicker } from "../../components/TimeZonePicker";
 import { currencyName, formatInteger } from "../../format";
 import { ColumnControls } from "./ColumnControls";
+import { drillFilter, drillInto } from "./drill";
 import { FilterControls } from "./FilterControls";
 import { fetchReport } from "./fetch-report";
 import { FIELD_LABELS, formatHour, formatStat, isAmount, STAT_LABELS } from "./labels";
@@ -27,10 +28,12 @@ import {
   shownStats,
   timeField,
   totalsQuery,
+  validateReportSearch,
   windowQuery,
   writeSearch,
 } from "./report-state";
 import { reportsRoute } from "./routes";
+import { SavedReports } from "./SavedReports";
 import "./reports.css";
 
 // ECharts is the largest dependency: it loads only when a time breakdown asks for the chart.
@@ -64,6 +67,21 @@ export function ReportsPage() {
   // Values left out of the address are named, not silently lost.
   const { state, notes } = useMemo(() => readSearch(search), [search]);
   const go = (next: ReportState) => void navigate({ search: writeSearch(next) });
+  // The reports drilled out of, newest last: "Back" returns to the wider one (so does the browser's Back).
+  const [wider, setWider] = useState<ReportState[]>([]);
+  const drill = (row: Record<string, unknown>) => {
+    const next = drillInto(state, row);
+    if (!next) return;
+    setWider([...wider, state]);
+    go(next);
+  };
+  const back = () => {
+    const previous = wider.at(-1);
+    if (!previous) return;
+    setWider(wider.slice(0, -1));
+    go(previous);
+  };
+  const saved = Object.fromEntries(Object.entries(writeSearch(state)).map(([key, value]) => [key, String(value)]));
   const withCurrency = (currency: string | undefined): ReportState => {
     const { currency: _currency, ...rest } = state;
     return currency ? { ...rest, currency } : rest;
@@ -145,6 +163,15 @@ export function ReportsPage() {
           </ul>
         </div>
       )}
+
+      <SavedReports
+        kind="performance"
+        current={saved}
+        onOpen={(params) => {
+          setWider([]);
+          void navigate({ search: validateReportSearch(params) });
+        }}
+      />
 
       <section className="panel report-builder" aria-labelledby="builder-title">
         <h2 id="builder-title">Report</h2>
@@ -248,6 +275,11 @@ export function ReportsPage() {
       <section className="report-results" aria-labelledby="results-title" aria-busy={!ready && !table.isError}>
         <div className="report-results-head">
           <h2 id="results-title">Rows</h2>
+          {wider.length > 0 && (
+            <button type="button" className="button secondary" onClick={back}>
+              Back to the wider report
+            </button>
+          )}
           {errorOf("sortBy") && (
             <p className="field-error" role="alert">
               Sort: {errorOf("sortBy")}
@@ -295,6 +327,8 @@ export function ReportsPage() {
               onSort={(sort) => go({ ...state, sort, offset: 0 })}
               currency={table.data.meta.currency}
               totalsCurrency={totals.data?.meta.currency}
+              onDrill={drill}
+              canDrill={(row) => drillFilter(state, row) !== undefined}
             />
             {table.data.pagination && (
               <Pager page={table.data.pagination} onOffset={(offset) => go({ ...state, offset })} label="Report rows" />

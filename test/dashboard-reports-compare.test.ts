@@ -1,0 +1,115 @@
+import type { Browser, Page } from "playwright-core";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { generateTraffic } from "../src/features/demo/traffic.js";
+import type { Tenancy, TestApp } from "./helpers/app.js";
+import { CHROMIUM, hasChromium } from "./helpers/chromium.js";
+import {
+  dropRefusals,
+  expectAccessible,
+  expectClean,
+  openDashboardPage,
+  screenshot,
+  signIn,
+  startDashboard,
+  stopDashboard,
+  WAIT_MS,
+} from "./helpers/dashboard-browser.js";
+
+// The reports page's drill-down, presets and saved reports, end to end: the real service on
+// loopback, its build, Chromium, at a desktop width and a phone's.
+if (!hasChromium) {
+  console.warn(`dashboard reports drill tests skipped: they need Chromium at ${CHROMIUM} (Debian package 'chromium').`);
+}
+
+const search = (page: Page) => new URL(page.url()).searchParams;
+
+describe.skipIf(!hasChromium)("dashboard reports: drill-down, presets, saved reports", () => {
+  let t: TestApp;
+  let who: Tenancy;
+  let browser: Browser;
+  let origin: string;
+  beforeAll(async () => {
+    ({ t, who, browser, origin } = await startDashboard(async (app, tenant) => {
+      await generateTraffic(app.ctx.db, tenant.tenantId, { days: 10, clicks: 300, now: app.clock.now() });
+    }));
+  }, 180_000);
+  afterAll(() => stopDashboard({ t, browser }));
+
+  for (const [label, width] of [
+    ["desktop", 1440],
+    ["phone", 390],
+  ] as const) {
+    it(`drills into a brand, goes back, uses a preset, saves and reopens the report (${label})`, {
+      timeout: 180_000,
+    }, async () => {
+      const { context, page, log } = await openDashboardPage(browser, origin, { expectedStatuses: [409] });
+      try {
+        await page.setViewportSize({ width, height: 900 });
+        await page.goto(`${origin}/sign-in`);
+        await signIn(page, who);
+        await page.goto(`${origin}/reports?fields=brand,trafficSource&stats=clicks,signups&range=30d`);
+        await page.getByRole("heading", { name: "Reports", level: 1 }).waitFor({ timeout: WAIT_MS });
+        const table = page.locator(".report-results table");
+        await table.locator("tbody tr").first().waitFor({ timeout: WAIT_MS });
+
+        // Drill-down: a brand's value narrows the report to it, on the next breakdown.
+        const first = table.locator("tbody tr").first().getByRole("button");
+        await first.click();
+        await expect.poll(() => search(page).get("brandId"), { timeout: WAIT_MS }).toMatch(/^\d+$/);
+        expect(search(page).get("fields")).toBe("trafficSource");
+        await page.getByRole("columnheader", { name: /Traffic source/ }).waitFor({ timeout: WAIT_MS });
+        await screenshot(page, `reports-drilled-${label}`);
+        await page.getByRole("button", { name: "Back to the wider report" }).click();
+        await expect.poll(() => search(page).get("fields"), { timeout: WAIT_MS }).toBe("brand,trafficSource");
+        expect(search(page).get("brandId")).toBeNull();
+
+        // Presets: last month, by its label.
+        await page.getByLabel("Period", { exact: false }).first().selectOption({ label: "Last month" });
+        await expect.poll(() => search(page).get("range"), { timeout: WAIT_MS }).toBe("lastMonth");
+
+        // Saved reports: save under a name, go elsewhere, reopen it.
+        const name = `Brands last month ${label}`;
+        const saved = page.getByRole("region", { name: "Saved reports" });
+        await saved.getByLabel("Name").fill(name);
+        await saved.getByRole("button", { name: "Save this report" }).click();
+        await saved.getByRole("button", { name: `Open ${name}`, exact: true }).waitFor({ timeout: WAIT_MS });
+        await page.goto(`${origin}/reports`);
+        await saved.getByRole("button", { name: `Open ${name}`, exact: true }).click();
+        await expect.poll(() => search(page).get("range"), { timeout: WAIT_MS }).toBe("lastMonth");
+        expect(search(page).get("fields")).toBe("brand,trafficSource");
+
+        // A taken name is refused beside the field.
+        await saved.getByLabel("Name").fill(name.toUpperCase());
+        await saved.getByRole("button", { name: "Save this report" }).click();
+        await saved.getByRole("alert").first().waitFor({ timeout: WAIT_MS });
+        await screenshot(page, `reports-saved-${label}`);
+
+        // Rename, then delete.
+        await saved.getByRole("button", { name: `Rename ${name}`, exact: true }).click();
+        await saved.getByLabel("New name").fill(`${name} (renamed)`);
+        await saved.getByRole("button", { name: "Rename", exact: true }).click();
+        await saved.getByRole("button", { name: `Open ${name} (renamed)`, exact: true }).waitFor({ timeout: WAIT_MS });
+        await saved
+          .getByRole("button", { name: `Delete ${name} (renamed)` })
+          .first()
+          .click();
+        await page
+          .getByRole("dialog")
+          .getByRole("button", { name: `Delete ${name} (renamed)` })
+          .click();
+        await expect
+          .poll(() => saved.getByRole("button", { name: `Open ${name} (renamed)`, exact: true }).count())
+          .toBe(0);
+
+        // The page fits the width: only the table's own frame scrolls sideways.
+        const overflow = await page.evaluate(() => document.documentElement.scrollWidth - window.innerWidth);
+        expect(overflow).toBeLessThanOrEqual(0);
+        await expectAccessible(page);
+        dropRefusals(log, 409, "/api/v1/saved-reports");
+        expectClean(log);
+      } finally {
+        await context.close();
+      }
+    });
+  }
+});
