@@ -4,6 +4,7 @@ import { closeIssue, raiseIssue } from "../src/features/issues/index.js";
 import { seedTenancy, startTestApp, type Tenancy, type TestApp } from "./helpers/app.js";
 import { CHROMIUM, hasChromium, launchChromium } from "./helpers/chromium.js";
 import {
+  dropRefusals,
   expectAccessible,
   expectClean,
   openDashboardPage,
@@ -214,6 +215,63 @@ describe.skipIf(!hasChromium)("dashboard issues page", () => {
       expect(denied.log.consoleErrors.filter((e) => !e.includes("status of 403"))).toEqual([]);
     } finally {
       await denied.context.close();
+    }
+  });
+
+  it("closes an open issue by hand with a reason, shown on the closed issue", {
+    timeout: 120_000,
+  }, async () => {
+    const owner = await seedTenancy(t);
+    const { issue } = await raiseIssue(
+      t.ctx.db,
+      {
+        tenantId: owner.tenantId,
+        kind: "outgoing_webhook_failed",
+        severity: "error",
+        title: "Outgoing Webhook Failed: Old receiver",
+        subject: { type: "outgoing_webhook", id: "wh_old", name: "Old receiver" },
+        details: { errorType: "http_status", error: "HTTP 503" },
+      },
+      t.clock.now(),
+    );
+    const reason = "The receiver was retired; its traffic source is paused.";
+    const { context, page, log } = await openDashboardPage(browser, origin, { expectedStatuses: [400] });
+    try {
+      await page.goto(`${origin}/sign-in`);
+      await signIn(page, owner);
+      await page.goto(`${origin}/issues/${issue.id}`);
+      await page.getByRole("heading", { name: "Close issue" }).waitFor({ timeout: WAIT_MS });
+      await page.setViewportSize({ width: 1440, height: 900 });
+      await screenshot(page, "issues-06-close-1440");
+      await expectAccessible(page);
+
+      // A blank reason: the API's message, under the field.
+      await page.getByRole("button", { name: "Close issue" }).click();
+      await expect
+        .poll(() => page.getByLabel("Reason").getAttribute("aria-invalid"), { timeout: WAIT_MS })
+        .toBe("true");
+      await page.setViewportSize({ width: 390, height: 844 });
+      await screenshot(page, "issues-07-close-refused-390");
+      await expectAccessible(page);
+
+      await page.getByLabel("Reason").fill(reason);
+      await page.getByRole("button", { name: "Close issue" }).click();
+      await page.getByRole("heading", { name: "Close issue" }).waitFor({ state: "detached", timeout: WAIT_MS });
+      await expect.poll(() => page.locator(".facts").textContent(), { timeout: WAIT_MS }).toContain(reason);
+      const res = await t.call({
+        method: "GET",
+        url: `/api/v1/issues/${issue.id}`,
+        headers: { authorization: owner.bearer },
+      });
+      expect(res.json().data).toMatchObject({ status: "closed", closedReason: reason });
+      await screenshot(page, "issues-08-closed-390");
+      await expectAccessible(page);
+      await page.setViewportSize({ width: 1440, height: 900 });
+      await screenshot(page, "issues-09-closed-1440");
+      dropRefusals(log, 400, `/api/v1/issues/${issue.id}/close`);
+      expectClean(log);
+    } finally {
+      await context.close();
     }
   });
 });

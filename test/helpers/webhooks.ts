@@ -266,6 +266,7 @@ export interface Issue {
   subject: { type: string; id: string; name: string };
   details: Record<string, unknown>;
   closedAt: string | null;
+  closedReason: string | null;
 }
 
 /** The tenant's issues of one kind, through the API. */

@@ -1,1 +1,1 @@
-export { closeIssue, raiseIssue, subjectsWithOpenIssue } from "./service.js";
+export { closeIssue, closeIssuesOfSubject, raiseIssue, subjectsWithOpenIssue } from "./service.js";

@@ -5,7 +5,7 @@ import { Envelope, errorResponses, ok, PagedEnvelope, PageQuery, paged } from ".
 import { ApiError } from "../../platform/http/errors.js";
 import { PathId } from "../../platform/http/path-ids.js";
 import { callerOf } from "../auth/index.js";
-import { getIssue, ISSUE_KINDS, listIssues } from "./service.js";
+import { closeIssueByHand, getIssue, ISSUE_KINDS, listIssues } from "./service.js";
 
 const Kind = Type.Enum(ISSUE_KINDS);
 const IssueSchema = Type.Object({
@@ -19,10 +19,18 @@ const IssueSchema = Type.Object({
   openedAt: Type.String({ format: "date-time" }),
   updatedAt: Type.String({ format: "date-time" }),
   closedAt: Type.Union([Type.String({ format: "date-time" }), Type.Null()]),
+  closedReason: Type.Union([Type.String(), Type.Null()], {
+    description: "The reason given by the person who closed it by hand; null when open or closed automatically",
+  }),
 });
 
+const CloseBody = Type.Object(
+  { reason: Type.String({ minLength: 1, maxLength: 500, description: "Why it is closed, kept with the issue" }) },
+  { additionalProperties: false },
+);
+
 /** What these routes use of the app's shared parts (assembled in app.ts). */
-export type IssueRouteDeps = Pick<AppContext, "db">;
+export type IssueRouteDeps = Pick<AppContext, "db" | "clock">;
 
 export function issueRoutes(ctx: IssueRouteDeps): FastifyPluginAsyncTypebox {
   return async (app) => {
@@ -63,6 +71,33 @@ export function issueRoutes(ctx: IssueRouteDeps): FastifyPluginAsyncTypebox {
         const issue = await getIssue(ctx.db, callerOf(request).tenantId, id);
         if (!issue) throw ApiError.notFound("Issue", id);
         return ok(issue);
+      },
+    );
+
+    app.post(
+      "/issues/:id/close",
+      {
+        // Most issues are about webhooks: closing one takes the permission that changes them
+        // (account.admin implies it).
+        config: { permission: "webhooks.update" },
+        schema: {
+          tags: ["Issues"],
+          summary: "Close an open issue by hand with a reason; it reopens if its cause is raised again",
+          params: PathId("issue"),
+          body: CloseBody,
+          response: { 200: Envelope(IssueSchema), ...errorResponses },
+        },
+      },
+      async (request) => {
+        const { id } = request.params;
+        const reason = request.body.reason.trim();
+        if (reason === "") throw ApiError.validation("reason", "must not be blank");
+        const tenantId = callerOf(request).tenantId;
+        const now = ctx.clock.now();
+        const result = await ctx.db.transaction((tx) => closeIssueByHand(tx, tenantId, id, reason, now));
+        if (result === "missing") throw ApiError.notFound("Issue", id);
+        if (result === "closed") throw ApiError.conflict(`Issue '${id}' is already closed`);
+        return ok(result);
       },
     );
   };

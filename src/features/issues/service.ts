@@ -33,6 +33,8 @@ export interface Issue {
   openedAt: string;
   updatedAt: string;
   closedAt: string | null;
+  /** The reason given by the person who closed it by hand; null otherwise. */
+  closedReason: string | null;
 }
 
 interface IssueRow {
@@ -49,6 +51,7 @@ interface IssueRow {
   opened_at: Date;
   updated_at: Date;
   closed_at: Date | null;
+  closed_reason: string | null;
 }
 
 function toIssue(row: IssueRow): Issue {
@@ -63,6 +66,7 @@ function toIssue(row: IssueRow): Issue {
     openedAt: new Date(row.opened_at).toISOString(),
     updatedAt: new Date(row.updated_at).toISOString(),
     closedAt: row.closed_at ? new Date(row.closed_at).toISOString() : null,
+    closedReason: row.closed_reason,
   };
 }
 
@@ -161,7 +165,7 @@ export async function raiseIssue(
     change = reopened ? "opened" : escalated ? "escalated" : "updated";
     [row] = await db.query<IssueRow>(
       `update account_issues set severity = $2, status = 'open', title = $3, subject_name = $4, details = $5, updated_at = $6,
-              opened_at = case when status = 'closed' then $6 else opened_at end, closed_at = null
+              opened_at = case when status = 'closed' then $6 else opened_at end, closed_at = null, closed_reason = null
         where id = $1 returning *`,
       [current.id, input.severity, input.title, input.subject.name, JSON.stringify(input.details), now],
     );
@@ -187,10 +191,50 @@ export async function closeIssue(
     [key.tenantId, key.kind, key.subject.type, key.subject.id, now, resolution],
   );
   if (!row) return { issue: null, change: "none" };
+  return { issue: await announceClosed(db, row, now), change: "closed" };
+}
+
+/** Mails and emits `issue.closed` for a row just closed, automatically or by hand. */
+async function announceClosed(db: Queryable, row: IssueRow, now: Date): Promise<Issue> {
   const issue = toIssue(row);
-  await mailChange(db, issue, key.tenantId, "closed", now);
-  await emitNotification(db, key.tenantId, "issue.closed", { ...issue }, now);
-  return { issue, change: "closed" };
+  await mailChange(db, issue, row.tenant_id, "closed", now);
+  await emitNotification(db, row.tenant_id, "issue.closed", { ...issue }, now);
+  return issue;
+}
+
+/**
+ * A person closes an open issue with a reason (kept as closedReason). 'missing' for another
+ * tenant's or an unknown id, 'closed' when it is already closed. Raising it again reopens it.
+ */
+export async function closeIssueByHand(
+  db: Queryable,
+  tenantId: string,
+  id: string,
+  reason: string,
+  now: Date,
+): Promise<Issue | "missing" | "closed"> {
+  const [row] = await db.query<IssueRow>(
+    `update account_issues set status = 'closed', closed_at = $3, updated_at = $3, closed_reason = $4
+      where tenant_id = $1 and id = $2 and status = 'open' returning *`,
+    [tenantId, id, now, reason],
+  );
+  if (row) return announceClosed(db, row, now);
+  return (await getIssue(db, tenantId, id)) ? "closed" : "missing";
+}
+
+/** Closes every open issue about this subject (whatever its kind): the subject is gone or off. */
+export async function closeIssuesOfSubject(
+  db: Queryable,
+  key: { tenantId: string; kinds: IssueKind[]; subject: { type: string; id: string } },
+  resolution: string,
+  now: Date,
+): Promise<Issue[]> {
+  const closed: Issue[] = [];
+  for (const kind of key.kinds) {
+    const { issue } = await closeIssue(db, { tenantId: key.tenantId, kind, subject: key.subject }, resolution, now);
+    if (issue) closed.push(issue);
+  }
+  return closed;
 }
 
 export interface IssueFilter {

@@ -4,7 +4,7 @@ import { containsPattern } from "../../platform/db/search.js";
 import { ApiError } from "../../platform/http/errors.js";
 import { newId } from "../../platform/ids.js";
 import { type Actor, recordAudit } from "../audit/index.js";
-import { closeIssue } from "../issues/index.js";
+import { closeIssue, closeIssuesOfSubject } from "../issues/index.js";
 import { emitNotification } from "../notifications/index.js";
 import { COMMISSION_TYPES, type ConversionType, isConversionType } from "../tracking/index.js";
 import { announceEvents } from "./fan-out.js";
@@ -287,6 +287,9 @@ export async function updateWebhook(
       change.at,
     );
   }
+  if (webhook.status === "Disabled" && existing.status !== "Disabled") {
+    await closeWebhookIssues(db, id, change, "The webhook was disabled");
+  }
   await audit(db, change, "updated", id, { fields: Object.keys(input) });
   return webhook;
 }
@@ -297,8 +300,23 @@ export async function deleteWebhook(db: Queryable, id: string, change: SettingsC
     id,
   ]);
   if (rows.length === 0) return false;
+  await closeWebhookIssues(db, id, change, "The webhook was deleted");
   await audit(db, change, "deleted", id, {});
   return true;
+}
+
+/** A deleted or disabled webhook sends nothing: its failure and bad-URL issues have no cause left. */
+async function closeWebhookIssues(db: Queryable, id: string, change: SettingsChange, resolution: string) {
+  await closeIssuesOfSubject(
+    db,
+    {
+      tenantId: change.tenantId,
+      kinds: ["outgoing_webhook_failed", "webhook_url_invalid"],
+      subject: { type: "outgoing_webhook", id },
+    },
+    resolution,
+    change.at,
+  );
 }
 
 async function audit(

@@ -3,9 +3,11 @@ import { Type } from "typebox";
 import type { AppContext } from "../../context.js";
 import { TimeZoneParam } from "../../platform/http/dates.js";
 import { Envelope, errorResponses, ok } from "../../platform/http/envelope.js";
+import { ApiError } from "../../platform/http/errors.js";
 import { requireTimeZone } from "../../platform/time-zone.js";
 import { callerOf } from "../auth/index.js";
 import { tenantTimeZone } from "../tenants/index.js";
+import { allowanceUsage } from "./allowance.js";
 import { usageBreakdown, usageStats, usageTimeseries } from "./service.js";
 
 const ApiTokenFilter = {
@@ -44,6 +46,18 @@ const Breakdown = Type.Array(
     calls: Type.Integer(),
   }),
 );
+
+const Allowance = Type.Object({
+  period: Type.Object(
+    { from: Type.String({ format: "date-time" }), to: Type.String({ format: "date-time" }) },
+    { description: "The current UTC calendar month, to exclusive" },
+  ),
+  allowance: Type.Union([Type.Integer(), Type.Null()], {
+    description: "Webhook deliveries allowed a month; null = unlimited",
+  }),
+  used: Type.Integer({ description: "Deliveries counted this month (an event once, at its first attempt)" }),
+  held: Type.Integer({ description: "Deliveries held now for want of allowance" }),
+});
 
 /** What these routes use of the app's shared parts (assembled in app.ts). */
 export type UsageRouteDeps = Pick<AppContext, "db" | "clock" | "usage">;
@@ -125,6 +139,24 @@ export function usageRoutes(ctx: UsageRouteDeps): FastifyPluginAsyncTypebox {
             request.query.groupBy,
           ),
         ),
+    );
+
+    app.get(
+      "/usage/allowance",
+      {
+        config,
+        schema: {
+          tags: ["Usage"],
+          summary: "Webhook deliveries sent this month against the monthly allowance, and those held for want of it",
+          response: { 200: Envelope(Allowance), ...errorResponses },
+        },
+      },
+      async (request) => {
+        const { tenantId } = callerOf(request);
+        const usage = await allowanceUsage(ctx.db, tenantId, ctx.clock.now());
+        if (!usage) throw ApiError.notFound("Tenant", tenantId);
+        return ok(usage);
+      },
     );
   };
 }

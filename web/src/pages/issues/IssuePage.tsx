@@ -4,12 +4,19 @@ import { api, unwrap } from "../../api/client";
 import { Facts } from "../../components/Facts";
 import { ErrorState, Loading } from "../../components/states";
 import { formatDateTime, formatLabel } from "../../format";
+import { useCan } from "../../permissions";
+import { CloseIssue } from "./CloseIssue";
 import { showDetail } from "./details";
 import { issueRoute } from "./routes";
+import "./issues.css";
 
-/** One issue (GET /api/v1/issues/{id}): what it is about and its details. */
+/**
+ * One issue (GET /api/v1/issues/{id}): what it is about and its details; an open one can be
+ * closed by hand with a reason (webhooks.update), shown once it is closed.
+ */
 export function IssuePage() {
   const { issueId } = issueRoute.useParams();
+  const can = useCan();
   const issue = useQuery({
     queryKey: ["issue", issueId],
     queryFn: async () => (await unwrap(api.GET("/api/v1/issues/{id}", { params: { path: { id: issueId } } }))).data,
@@ -22,6 +29,7 @@ export function IssuePage() {
         ["Opened", formatDateTime(data.openedAt)],
         ["Updated", formatDateTime(data.updatedAt)],
         ...(data.closedAt ? [["Closed", formatDateTime(data.closedAt)] as [string, string]] : []),
+        ...(data.closedReason ? [["Closed because", data.closedReason] as [string, string]] : []),
         ...Object.entries(data.details).map(([key, value]): [string, string] => [formatLabel(key), showDetail(value)]),
       ]
     : [];
@@ -43,6 +51,7 @@ export function IssuePage() {
             <span className={`badge ${issue.data.severity}`}>{issue.data.severity}</span> {issue.data.title}
           </h1>
           <Facts facts={facts} />
+          {issue.data.status === "open" && can("webhooks.update") && <CloseIssue issueId={issue.data.id} />}
         </article>
       )}
     </>

@@ -232,7 +232,7 @@ function RowActions({
             label="Delete"
             danger
             disabled={busy}
-            question={`Delete the webhook ${webhook.name}? Its postbacks stop at once.`}
+            question={`Delete the webhook ${webhook.name}? Its postbacks stop at once, and its delivery history (events and attempts) is deleted with it.`}
             onConfirm={() => remove.mutate()}
           />
         </>
