@@ -51,14 +51,15 @@ const CASES: ResourceCase[] = [
       brandId: p.brandId,
       url: "https://brand.example/land?c={clickId}",
     }),
-    defaults: {},
-    patch: () => ({ url: "http://brand.example/other" }),
+    defaults: { warnings: [] },
+    // {clickId} in any case is filled, so no warning either.
+    patch: () => ({ url: "http://brand.example/other?c={CLICKID}" }),
   },
   {
     path: "traffic-sources",
     audit: "traffic_source",
     create: (name) => ({ name }),
-    defaults: { url: null, clickIdParam: null, postback: null },
+    defaults: { url: null, clickIdParam: null, clickIdMacro: null, postback: null },
     patch: () => ({ url: "https://ads.example/campaign" }),
   },
   {

@@ -82,6 +82,60 @@ function expectRefused(res: Awaited<ReturnType<typeof generate>>, reason: RegExp
 }
 
 describe("GET /api/v1/link-generator/router/brand-link/{id}/traffic-source/{id}/url", () => {
+  it("adds the source's <clickIdParam>=<clickIdMacro> as written, and a follow stores the source's click id", async () => {
+    const sourceId = await createVia(t, who, "traffic-sources", {
+      name: "Macro Net",
+      clickIdParam: "zoneClick",
+      clickIdMacro: "{ClickID}",
+    });
+    const res = await generate(cat.linkId, sourceId, String(trackerId));
+    expect(res.statusCode, res.body).toBe(200);
+    const prefix = `${BASE.toLowerCase()}/go/${cat.linkId}/${sourceId}`;
+    expect(res.json().data).toMatchObject({ url: `${prefix}?tracker=${trackerId}&zoneClick={ClickID}`, warnings: [] });
+    const bare = await generate(cat.linkId, sourceId);
+    expect(bare.json().data.url).toBe(`${prefix}?zoneClick={ClickID}`);
+    // The network fills its macro; the click keeps the value under the exact parameter name.
+    await follow(`${prefix}?zoneClick=net-123`);
+    const [row] = await t.testDb.db.query<{ source_click_id: string | null }>(
+      "select source_click_id from clicks where tenant_id = $1 and traffic_source_id = $2",
+      [who.tenantId, sourceId],
+    );
+    expect(row?.source_click_id).toBe("net-123");
+  });
+
+  it("warns when the source has a clickIdParam but no clickIdMacro, and not when it has neither", async () => {
+    const sourceId = await createVia(t, who, "traffic-sources", { name: "No Macro Net", clickIdParam: "cid" });
+    const res = await generate(cat.linkId, sourceId);
+    expect(res.statusCode, res.body).toBe(200);
+    expect(res.json().data.url).toBe(`${BASE.toLowerCase()}/go/${cat.linkId}/${sourceId}`);
+    expect(res.json().data.warnings).toEqual([
+      { field: "clickIdMacro", message: expect.stringMatching(/cid=.*postback cannot carry/) },
+    ]);
+    expect((await generate(cat.linkId, cat.trafficSourceId)).json().data.warnings).toEqual([]);
+  });
+
+  it("refuses a bad clickIdMacro with a 400 naming the field, and clears it with null", async () => {
+    for (const clickIdMacro of ["", "a b", "{x}&y", "a=b", "#x", "x".repeat(101)]) {
+      const res = await t.call({
+        method: "POST",
+        url: "/api/v1/traffic-sources",
+        headers: { authorization: who.apiKey },
+        payload: { name: `Bad ${clickIdMacro.length}`, clickIdParam: "cid", clickIdMacro },
+      });
+      expect(res.statusCode, res.body).toBe(400);
+      expect(res.body).toMatch(/clickIdMacro/);
+    }
+    const id = await createVia(t, who, "traffic-sources", { name: "Clear Me", clickIdMacro: "[CID]" });
+    const cleared = await t.call({
+      method: "PATCH",
+      url: `/api/v1/traffic-sources/${id}`,
+      headers: { authorization: who.apiKey },
+      payload: { clickIdMacro: null },
+    });
+    expect(cleared.statusCode, cleared.body).toBe(200);
+    expect(cleared.json().data.clickIdMacro).toBeNull();
+  });
+
   it("answers the lower-cased /go url of the link and source without a tracker", async () => {
     const res = await generate(cat.linkId, cat.trafficSourceId);
     expect(res.statusCode, res.body).toBe(200);
@@ -98,6 +152,7 @@ describe("GET /api/v1/link-generator/router/brand-link/{id}/traffic-source/{id}/
     expect(res.json().data).toEqual({
       url: `${base()}?tracker=${trackerId}`,
       tracker: { id: trackerId, name: "Summer Promo", isNew: false },
+      warnings: [],
     });
     expect((await follow(res.json().data.url)).trackerId).toBe(trackerId);
   });
@@ -123,6 +178,7 @@ describe("GET /api/v1/link-generator/router/brand-link/{id}/traffic-source/{id}/
       expect(res.json().data).toEqual({
         url: `${base()}?tracker=${trackerId}`,
         tracker: { id: trackerId, name: "Summer Promo", isNew: false },
+        warnings: [],
       });
     }
   });
@@ -156,6 +212,7 @@ describe("GET /api/v1/link-generator/router/brand-link/{id}/traffic-source/{id}/
     expect(again.json().data).toEqual({
       url: `${base()}?tracker=${created[0]?.id}`,
       tracker: { id: created[0]?.id, name: "autumn launch", isNew: false },
+      warnings: [],
     });
     expect((await follow(again.json().data.url)).trackerId).toBe(created[0]?.id);
     expect(await trackerRows(who)).toEqual(after);

@@ -116,6 +116,8 @@ const BODIES: Record<string, unknown> = {
   "PATCH /api/v1/accounts/{id}": { name: "Renamed" },
   "PATCH /api/v1/links/{id}": { name: "Renamed" },
   "PATCH /api/v1/traffic-sources/{id}": { name: "Renamed" },
+  // A generated body may carry `postback`, which also needs webhooks.update (source-postbacks/index.ts).
+  "POST /api/v1/traffic-sources": { name: "Guard source" },
   "PATCH /api/v1/trackers/{id}": { name: "Renamed tracker" },
   "PATCH /api/v1/conversions/outgoing/webhooks/settings/{id}": { name: "Renamed" },
   "POST /api/v1/conversions/outgoing/webhooks/settings/{id}/simulate": {},

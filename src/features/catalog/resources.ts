@@ -43,6 +43,30 @@ export interface CatalogResource {
   filters: Record<string, string>;
   inUse: InUseCheck[];
   deletePermission: Permission;
+  /** Advice on a saved row that is valid but will not work as meant (answered as `warnings`). */
+  warnings?: (item: Record<string, unknown>) => Warning[];
+}
+
+export interface Warning {
+  field: string;
+  message: string;
+}
+
+const WarningSchema = Type.Object({
+  field: Type.String({ description: "The field the advice is about" }),
+  message: Type.String(),
+});
+
+/** click-route.ts fills `{clickId}` in any case; without it no conversion can name the click. */
+export function brandLinkWarnings(item: Record<string, unknown>): Warning[] {
+  if (typeof item.url !== "string" || /\{clickid\}/i.test(item.url)) return [];
+  return [
+    {
+      field: "url",
+      message:
+        "The URL has no {clickId}: the brand cannot send the click id back, so its conversions cannot be tied to clicks",
+    },
+  ];
 }
 
 const CatalogId = Type.Integer({ minimum: 1, maximum: 9_007_199_254_740_991 });
@@ -57,6 +81,16 @@ const Search = Type.Optional(
 );
 const IdFilter = (what: string) =>
   Type.Optional(Type.Integer({ minimum: 1, maximum: 9_007_199_254_740_991, description: `Only rows of this ${what}` }));
+// No query separators or spaces: the macro is put into the generated URL as written.
+const ClickIdMacro = Type.Unsafe<string | null>({
+  type: ["string", "null"],
+  minLength: 1,
+  maxLength: 100,
+  pattern: "^[^\\s&#?=]+$",
+  description:
+    "The macro the source fills with its own click id, e.g. {clickid}; the link generator adds " +
+    "<clickIdParam>=<clickIdMacro> to the tracking URL. No spaces, &, #, ? or =; null for none",
+});
 const AccountStatus = Type.Enum(["active", "inactive"]);
 
 function listQuery(filters: Record<string, ReturnType<typeof IdFilter> | ReturnType<typeof Type.Optional>>): TObject {
@@ -91,6 +125,7 @@ const trafficSource = bodies({
   name: Name,
   url: Type.Optional(NullableString({ minLength: 1, maxLength: 2048, description: "Absolute http or https address" })),
   clickIdParam: Type.Optional(ClickIdParam),
+  clickIdMacro: Type.Optional(ClickIdMacro),
   postback: Type.Optional(NullablePostback),
 });
 const tracker = bodies({
@@ -189,6 +224,7 @@ export const RESOURCES: CatalogResource[] = [
       brandId: CatalogId,
       name: Type.String(),
       url: Type.String(),
+      warnings: Type.Array(WarningSchema, { description: "Advice on the saved link, e.g. a URL without {clickId}" }),
       ...Timestamps,
     }),
     ...link,
@@ -204,6 +240,7 @@ export const RESOURCES: CatalogResource[] = [
     },
     inUse: [],
     deletePermission: "catalog.update",
+    warnings: brandLinkWarnings,
   },
   {
     path: "traffic-sources",
@@ -215,6 +252,7 @@ export const RESOURCES: CatalogResource[] = [
       name: { column: "name", kind: "text" },
       url: { column: "url", kind: "url" },
       clickIdParam: { column: "click_id_param", kind: "text" },
+      clickIdMacro: { column: "click_id_macro", kind: "text" },
       // Checked by the routes before the transaction (docs/traffic-source-postbacks.md).
       postback: { column: "postback", kind: "json" },
     },
@@ -223,6 +261,7 @@ export const RESOURCES: CatalogResource[] = [
       name: Type.String(),
       url: Type.Union([Type.String(), Type.Null()]),
       clickIdParam: Type.Union([Type.String(), Type.Null()]),
+      clickIdMacro: Type.Union([Type.String(), Type.Null()]),
       // Left out for a caller without webhooks.read: its URL often carries the network's token.
       postback: Type.Optional(PostbackOrNull),
       ...Timestamps,

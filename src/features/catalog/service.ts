@@ -26,6 +26,7 @@ function toItem(resource: CatalogResource, row: Row): CatalogItem {
     else if (field.kind === "refs") item[name] = ((value as unknown[] | null) ?? []).map(Number);
     else item[name] = value ?? null;
   }
+  if (resource.warnings) item.warnings = resource.warnings(item);
   item.createdAt = new Date(row.created_at as string).toISOString();
   item.updatedAt = new Date(row.updated_at as string).toISOString();
   return item;

@@ -44,15 +44,39 @@ async function resolveTracker(db: Queryable, tenantId: string, raw: string): Pro
   return { id: null, name: stored?.name ?? value.name.toLowerCase(), isNew: true };
 }
 
-async function requireRow(
-  db: Queryable,
-  table: "links" | "traffic_sources",
-  tenantId: string,
-  id: number,
-  what: string,
-) {
-  const [row] = await db.query(`select 1 from ${table} where tenant_id = $1 and id = $2`, [tenantId, id]);
-  if (!row) throw ApiError.notFound(what, id);
+async function requireLink(db: Queryable, tenantId: string, id: number): Promise<void> {
+  const [row] = await db.query("select 1 from links where tenant_id = $1 and id = $2", [tenantId, id]);
+  if (!row) throw ApiError.notFound("Brand link", id);
+}
+
+interface SourceClickId {
+  param: string | null;
+  macro: string | null;
+}
+
+async function requireSource(db: Queryable, tenantId: string, id: number): Promise<SourceClickId> {
+  const [row] = await db.query<{ click_id_param: string | null; click_id_macro: string | null }>(
+    "select click_id_param, click_id_macro from traffic_sources where tenant_id = $1 and id = $2",
+    [tenantId, id],
+  );
+  if (!row) throw ApiError.notFound("Traffic source", id);
+  return { param: row.click_id_param, macro: row.click_id_macro };
+}
+
+/**
+ * `<clickIdParam>=<clickIdMacro>` as written (not lower-cased: the click route reads the
+ * parameter by its exact name and the network fills only its macro as spelled), or a warning
+ * when the source has a click parameter but no macro to put in it.
+ */
+function sourceClickIdPart(source: SourceClickId): { part: string; warnings: { field: string; message: string }[] } {
+  if (source.param === null) return { part: "", warnings: [] };
+  if (source.macro === null) {
+    const message =
+      `The traffic source has no clickIdMacro: add ${source.param}=<the network's click id macro> to this link, ` +
+      "or its postback cannot carry the source's click id back";
+    return { part: "", warnings: [{ field: "clickIdMacro", message }] };
+  }
+  return { part: `${encodeURIComponent(source.param)}=${source.macro}`, warnings: [] };
 }
 
 /** What these routes use of the app's shared parts (assembled in app.ts). */
@@ -67,11 +91,13 @@ export function linkGeneratorRoutes(ctx: LinkGeneratorRouteDeps): FastifyPluginA
         config: { permission: "catalog.read" },
         schema: {
           tags: ["Link generator"],
-          summary: "The tracking URL of a brand link on a traffic source, lower-cased",
+          summary: "The tracking URL of a brand link on a traffic source",
           description:
             "tracker: digits only is an id (must be one of the tenant's trackers); otherwise a name of 4-50 " +
             "characters, matched regardless of case: a known name is swapped for its id, a new one becomes a " +
-            "tracker on the first click, stored lower-cased as the URL has it (tracker.name answers that name).",
+            "tracker on the first click, stored lower-cased as the URL has it (tracker.name answers that name). The URL is lower-cased except " +
+            "the source's `<clickIdParam>=<clickIdMacro>`, added as written when the source has both; a source " +
+            "with a clickIdParam but no clickIdMacro gets a warning instead.",
           params: LinkGeneratorParams,
           querystring: LinkGeneratorQuery,
           response: { 200: Envelope(GeneratedLink), ...errorResponses },
@@ -80,13 +106,16 @@ export function linkGeneratorRoutes(ctx: LinkGeneratorRouteDeps): FastifyPluginA
       async (request) => {
         const tenantId = callerOf(request).tenantId;
         const { brandLinkId, trafficSourceId } = request.params;
-        await requireRow(ctx.db, "links", tenantId, brandLinkId, "Brand link");
-        await requireRow(ctx.db, "traffic_sources", tenantId, trafficSourceId, "Traffic source");
+        await requireLink(ctx.db, tenantId, brandLinkId);
+        const source = await requireSource(ctx.db, tenantId, trafficSourceId);
         const tracker =
           request.query.tracker === undefined ? null : await resolveTracker(ctx.db, tenantId, request.query.tracker);
         const base = `${ctx.config.publicBaseUrl.replace(/\/+$/, "")}/go/${brandLinkId}/${trafficSourceId}`;
         const query = tracker === null ? "" : `?tracker=${encodeURIComponent(tracker.id ?? tracker.name)}`;
-        return ok({ url: `${base}${query}`.toLowerCase(), tracker });
+        const clickId = sourceClickIdPart(source);
+        const joiner = clickId.part === "" ? "" : query === "" ? "?" : "&";
+        const url = `${`${base}${query}`.toLowerCase()}${joiner}${clickId.part}`;
+        return ok({ url, tracker, warnings: clickId.warnings });
       },
     );
   };

@@ -242,7 +242,12 @@ export const LinkGeneratorQuery = Type.Object(
 );
 
 export const GeneratedLink = Type.Object({
-  url: Type.String({ description: "The tracking URL, lower-cased" }),
+  url: Type.String({
+    description: "The tracking URL, lower-cased except the source's <clickIdParam>=<clickIdMacro> added as written",
+  }),
+  warnings: Type.Array(Type.Object({ field: Type.String(), message: Type.String() }), {
+    description: "Advice, e.g. a source with a clickIdParam but no clickIdMacro",
+  }),
   tracker: Type.Union([
     Type.Object({
       id: NullableId,

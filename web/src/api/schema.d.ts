@@ -4049,12 +4049,12 @@ export interface paths {
                     brandId?: number;
                     /**
                      * @description A date (the whole local day in timeZone), a date-time with Z or an offset (that instant), or a date-time without one (wall time in timeZone), from 0001-01-01 to 9999-12-31. Start of the comparison window, inclusive, a date or a date-time (with comparisonTo). A window spans at most 400 days
-                     * @example 2026-11-01
+                     * @example 2026-10-30
                      */
                     comparisonFrom?: string;
                     /**
                      * @description A date (the whole local day in timeZone), a date-time with Z or an offset (that instant), or a date-time without one (wall time in timeZone), from 0001-01-01 to 9999-12-31. End of the comparison window, inclusive, a date or a date-time (with comparisonFrom). A window spans at most 400 days
-                     * @example 2026-11-01
+                     * @example 2026-11-28
                      */
                     comparisonTo?: string;
                     /** @description ISO 4217 code the amounts are shown in, each converted at the rate of its event's UTC day; default the reportingCurrency setting */
@@ -4063,12 +4063,12 @@ export interface paths {
                     limit?: number;
                     /**
                      * @description A date (the whole local day in timeZone), a date-time with Z or an offset (that instant), or a date-time without one (wall time in timeZone), from 0001-01-01 to 9999-12-31. Start of the metrics window, inclusive: a date (from its start in timeZone) or a date-time, counted exactly; default 29 days before metricsTo. A window spans at most 400 days
-                     * @example 2026-11-01
+                     * @example 2026-10-30
                      */
                     metricsFrom?: string;
                     /**
                      * @description A date (the whole local day in timeZone), a date-time with Z or an offset (that instant), or a date-time without one (wall time in timeZone), from 0001-01-01 to 9999-12-31. End of the metrics window, inclusive: a date (to its end in timeZone) or a date-time; default today (in timeZone). A window spans at most 400 days
-                     * @example 2026-11-01
+                     * @example 2026-11-28
                      */
                     metricsTo?: string;
                     /** @description 0-based index of the first item (default 0) */
@@ -4167,6 +4167,12 @@ export interface paths {
                                 /** Format: date-time */
                                 updatedAt: string;
                                 url: string;
+                                /** @description Advice on the saved link, e.g. a URL without {clickId} */
+                                warnings: {
+                                    /** @description The field the advice is about */
+                                    field: string;
+                                    message: string;
+                                }[];
                             }[];
                             message: string;
                             /** @description What the answer's money and time are in, and which conversions it counts */
@@ -4360,12 +4366,12 @@ export interface paths {
                     brandId?: number;
                     /**
                      * @description A date (the whole local day in timeZone), a date-time with Z or an offset (that instant), or a date-time without one (wall time in timeZone), from 0001-01-01 to 9999-12-31. Start of the comparison window, inclusive, a date or a date-time (with comparisonTo). A window spans at most 400 days
-                     * @example 2026-11-01
+                     * @example 2026-10-30
                      */
                     comparisonFrom?: string;
                     /**
                      * @description A date (the whole local day in timeZone), a date-time with Z or an offset (that instant), or a date-time without one (wall time in timeZone), from 0001-01-01 to 9999-12-31. End of the comparison window, inclusive, a date or a date-time (with comparisonFrom). A window spans at most 400 days
-                     * @example 2026-11-01
+                     * @example 2026-11-28
                      */
                     comparisonTo?: string;
                     /** @description ISO 4217 code the amounts are shown in, each converted at the rate of its event's UTC day; default the reportingCurrency setting */
@@ -4374,12 +4380,12 @@ export interface paths {
                     limit?: number;
                     /**
                      * @description A date (the whole local day in timeZone), a date-time with Z or an offset (that instant), or a date-time without one (wall time in timeZone), from 0001-01-01 to 9999-12-31. Start of the metrics window, inclusive: a date (from its start in timeZone) or a date-time, counted exactly; default 29 days before metricsTo. A window spans at most 400 days
-                     * @example 2026-11-01
+                     * @example 2026-10-30
                      */
                     metricsFrom?: string;
                     /**
                      * @description A date (the whole local day in timeZone), a date-time with Z or an offset (that instant), or a date-time without one (wall time in timeZone), from 0001-01-01 to 9999-12-31. End of the metrics window, inclusive: a date (to its end in timeZone) or a date-time; default today (in timeZone). A window spans at most 400 days
-                     * @example 2026-11-01
+                     * @example 2026-11-28
                      */
                     metricsTo?: string;
                     /** @description 0-based index of the first item (default 0) */
@@ -9648,6 +9654,8 @@ export interface paths {
                             code: string;
                             data: {
                                 closedAt: string | null;
+                                /** @description The reason given by the person who closed it by hand; null when open or closed automatically */
+                                closedReason: string | null;
                                 details: {
                                     [key: string]: unknown;
                                 };
@@ -9856,6 +9864,8 @@ export interface paths {
                             code: string;
                             data: {
                                 closedAt: string | null;
+                                /** @description The reason given by the person who closed it by hand; null when open or closed automatically */
+                                closedReason: string | null;
                                 details: {
                                     [key: string]: unknown;
                                 };
@@ -10027,6 +10037,217 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/api/v1/issues/{id}/close": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /** Close an open issue by hand with a reason; it reopens if its cause is raised again */
+        post: {
+            parameters: {
+                query?: never;
+                header?: never;
+                path: {
+                    /** @description The issue's id */
+                    id: string;
+                };
+                cookie?: never;
+            };
+            requestBody: {
+                content: {
+                    "application/json": {
+                        /** @description Why it is closed, kept with the issue */
+                        reason: string;
+                    };
+                };
+            };
+            responses: {
+                /** @description Default Response */
+                200: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            /** @description Stable snake_case result code: ok, validation_error, unauthorized, ... */
+                            code: string;
+                            data: {
+                                closedAt: string | null;
+                                /** @description The reason given by the person who closed it by hand; null when open or closed automatically */
+                                closedReason: string | null;
+                                details: {
+                                    [key: string]: unknown;
+                                };
+                                id: string;
+                                /** @enum {unknown} */
+                                kind: "api_token_expiring" | "outgoing_webhook_failed" | "webhook_url_invalid" | "webhook_allowance_exceeded" | "google_ads_upload_failed";
+                                /** Format: date-time */
+                                openedAt: string;
+                                severity: "warning" | "error" | "critical";
+                                status: "open" | "closed";
+                                subject: {
+                                    id: string;
+                                    name: string;
+                                    type: string;
+                                };
+                                title: string;
+                                /** Format: date-time */
+                                updatedAt: string;
+                            };
+                            message: string;
+                        };
+                    };
+                };
+                /** @description Default Response */
+                400: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            /** @description Stable snake_case result code: ok, validation_error, unauthorized, ... */
+                            code: string;
+                            data: null | ({
+                                errors?: {
+                                    message: string;
+                                    path: string;
+                                }[];
+                                requestId?: string;
+                            } & {
+                                [key: string]: unknown;
+                            });
+                            /** @description Names the field, value or placeholder at fault */
+                            message: string;
+                        };
+                    };
+                };
+                /** @description Default Response */
+                401: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            /** @description Stable snake_case result code: ok, validation_error, unauthorized, ... */
+                            code: string;
+                            data: null | ({
+                                errors?: {
+                                    message: string;
+                                    path: string;
+                                }[];
+                                requestId?: string;
+                            } & {
+                                [key: string]: unknown;
+                            });
+                            /** @description Names the field, value or placeholder at fault */
+                            message: string;
+                        };
+                    };
+                };
+                /** @description Default Response */
+                403: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            /** @description Stable snake_case result code: ok, validation_error, unauthorized, ... */
+                            code: string;
+                            data: null | ({
+                                errors?: {
+                                    message: string;
+                                    path: string;
+                                }[];
+                                requestId?: string;
+                            } & {
+                                [key: string]: unknown;
+                            });
+                            /** @description Names the field, value or placeholder at fault */
+                            message: string;
+                        };
+                    };
+                };
+                /** @description Default Response */
+                404: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            /** @description Stable snake_case result code: ok, validation_error, unauthorized, ... */
+                            code: string;
+                            data: null | ({
+                                errors?: {
+                                    message: string;
+                                    path: string;
+                                }[];
+                                requestId?: string;
+                            } & {
+                                [key: string]: unknown;
+                            });
+                            /** @description Names the field, value or placeholder at fault */
+                            message: string;
+                        };
+                    };
+                };
+                /** @description Default Response */
+                429: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            /** @description Stable snake_case result code: ok, validation_error, unauthorized, ... */
+                            code: string;
+                            data: null | ({
+                                errors?: {
+                                    message: string;
+                                    path: string;
+                                }[];
+                                requestId?: string;
+                            } & {
+                                [key: string]: unknown;
+                            });
+                            /** @description Names the field, value or placeholder at fault */
+                            message: string;
+                        };
+                    };
+                };
+                /** @description Default Response */
+                500: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            /** @description Stable snake_case result code: ok, validation_error, unauthorized, ... */
+                            code: string;
+                            data: null | ({
+                                errors?: {
+                                    message: string;
+                                    path: string;
+                                }[];
+                                requestId?: string;
+                            } & {
+                                [key: string]: unknown;
+                            });
+                            /** @description Names the field, value or placeholder at fault */
+                            message: string;
+                        };
+                    };
+                };
+            };
+        };
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/api/v1/link-generator/router/brand-link/{brandLinkId}/traffic-source/{trafficSourceId}/url": {
         parameters: {
             query?: never;
@@ -10035,8 +10256,8 @@ export interface paths {
             cookie?: never;
         };
         /**
-         * The tracking URL of a brand link on a traffic source, lower-cased
-         * @description tracker: digits only is an id (must be one of the tenant's trackers); otherwise a name of 4-50 characters, matched regardless of case: a known name is swapped for its id, a new one becomes a tracker on the first click, stored lower-cased as the URL has it (tracker.name answers that name).
+         * The tracking URL of a brand link on a traffic source
+         * @description tracker: digits only is an id (must be one of the tenant's trackers); otherwise a name of 4-50 characters, matched regardless of case: a known name is swapped for its id, a new one becomes a tracker on the first click, stored lower-cased as the URL has it (tracker.name answers that name). The URL is lower-cased except the source's `<clickIdParam>=<clickIdMacro>`, added as written when the source has both; a source with a clickIdParam but no clickIdMacro gets a warning instead.
          */
         get: {
             parameters: {
@@ -10069,8 +10290,13 @@ export interface paths {
                                     isNew: boolean;
                                     name: string;
                                 } | null;
-                                /** @description The tracking URL, lower-cased */
+                                /** @description The tracking URL, lower-cased except the source's &lt;clickIdParam>=&lt;clickIdMacro> added as written */
                                 url: string;
+                                /** @description Advice, e.g. a source with a clickIdParam but no clickIdMacro */
+                                warnings: {
+                                    field: string;
+                                    message: string;
+                                }[];
                             };
                             message: string;
                         };
@@ -10273,6 +10499,12 @@ export interface paths {
                                 /** Format: date-time */
                                 updatedAt: string;
                                 url: string;
+                                /** @description Advice on the saved link, e.g. a URL without {clickId} */
+                                warnings: {
+                                    /** @description The field the advice is about */
+                                    field: string;
+                                    message: string;
+                                }[];
                             }[];
                             message: string;
                             pagination: {
@@ -10465,6 +10697,12 @@ export interface paths {
                                 /** Format: date-time */
                                 updatedAt: string;
                                 url: string;
+                                /** @description Advice on the saved link, e.g. a URL without {clickId} */
+                                warnings: {
+                                    /** @description The field the advice is about */
+                                    field: string;
+                                    message: string;
+                                }[];
                             };
                             message: string;
                         };
@@ -10677,6 +10915,12 @@ export interface paths {
                                 /** Format: date-time */
                                 updatedAt: string;
                                 url: string;
+                                /** @description Advice on the saved link, e.g. a URL without {clickId} */
+                                warnings: {
+                                    /** @description The field the advice is about */
+                                    field: string;
+                                    message: string;
+                                }[];
                             };
                             message: string;
                         };
@@ -11060,6 +11304,12 @@ export interface paths {
                                 /** Format: date-time */
                                 updatedAt: string;
                                 url: string;
+                                /** @description Advice on the saved link, e.g. a URL without {clickId} */
+                                warnings: {
+                                    /** @description The field the advice is about */
+                                    field: string;
+                                    message: string;
+                                }[];
                             };
                             message: string;
                         };
@@ -14054,12 +14304,12 @@ export interface paths {
                     brandId?: number;
                     /**
                      * @description A date (the whole local day in timeZone), a date-time with Z or an offset (that instant), or a date-time without one (wall time in timeZone), from 0001-01-01 to 9999-12-31. Start, inclusive: a date (YYYY-MM-DD, from its start in timeZone) or a date-time, counted exactly; default 29 days before conversionDateTo. A window spans at most 400 days
-                     * @example 2026-11-01
+                     * @example 2026-10-30
                      */
                     conversionDateFrom?: string;
                     /**
                      * @description A date (the whole local day in timeZone), a date-time with Z or an offset (that instant), or a date-time without one (wall time in timeZone), from 0001-01-01 to 9999-12-31. End, inclusive: a date (to its end in timeZone) or a date-time, counted exactly; default today (in timeZone). A window spans at most 400 days
-                     * @example 2026-11-01
+                     * @example 2026-11-28
                      */
                     conversionDateTo?: string;
                     /** @description ISO 4217 code the amounts are shown in, each converted at the rate of its event's UTC day; default the reportingCurrency setting */
@@ -14284,6 +14534,1034 @@ export interface paths {
         options?: never;
         head?: never;
         patch?: never;
+        trace?: never;
+    };
+    "/api/v1/saved-reports": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** The tenant's saved reports, by name */
+        get: {
+            parameters: {
+                query?: {
+                    /** @description Page size, 1-500 */
+                    limit?: number;
+                    /** @description 0-based index of the first item */
+                    offset?: number;
+                    /** @description Which report the parameters are for */
+                    report?: "performance" | "accounts" | "links";
+                    /** @description Case-insensitive part of the name */
+                    search?: string;
+                };
+                header?: never;
+                path?: never;
+                cookie?: never;
+            };
+            requestBody?: never;
+            responses: {
+                /** @description Default Response */
+                200: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            /** @description Stable snake_case result code: ok, validation_error, unauthorized, ... */
+                            code: string;
+                            data: {
+                                /** Format: date-time */
+                                createdAt: string;
+                                /** @description The person or API key that saved it, as named then */
+                                createdBy: {
+                                    id: string;
+                                    name: string;
+                                };
+                                id: string;
+                                name: string;
+                                params: {
+                                    [key: string]: string;
+                                };
+                                /**
+                                 * @description Which report the parameters are for
+                                 * @enum {unknown}
+                                 */
+                                report: "performance" | "accounts" | "links";
+                            }[];
+                            message: string;
+                            pagination: {
+                                limit: number;
+                                offset: number;
+                                /** @description Number of items in the whole filtered set */
+                                total: number;
+                            };
+                        };
+                    };
+                };
+                /** @description Default Response */
+                400: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            /** @description Stable snake_case result code: ok, validation_error, unauthorized, ... */
+                            code: string;
+                            data: null | ({
+                                errors?: {
+                                    message: string;
+                                    path: string;
+                                }[];
+                                requestId?: string;
+                            } & {
+                                [key: string]: unknown;
+                            });
+                            /** @description Names the field, value or placeholder at fault */
+                            message: string;
+                        };
+                    };
+                };
+                /** @description Default Response */
+                401: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            /** @description Stable snake_case result code: ok, validation_error, unauthorized, ... */
+                            code: string;
+                            data: null | ({
+                                errors?: {
+                                    message: string;
+                                    path: string;
+                                }[];
+                                requestId?: string;
+                            } & {
+                                [key: string]: unknown;
+                            });
+                            /** @description Names the field, value or placeholder at fault */
+                            message: string;
+                        };
+                    };
+                };
+                /** @description Default Response */
+                403: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            /** @description Stable snake_case result code: ok, validation_error, unauthorized, ... */
+                            code: string;
+                            data: null | ({
+                                errors?: {
+                                    message: string;
+                                    path: string;
+                                }[];
+                                requestId?: string;
+                            } & {
+                                [key: string]: unknown;
+                            });
+                            /** @description Names the field, value or placeholder at fault */
+                            message: string;
+                        };
+                    };
+                };
+                /** @description Default Response */
+                404: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            /** @description Stable snake_case result code: ok, validation_error, unauthorized, ... */
+                            code: string;
+                            data: null | ({
+                                errors?: {
+                                    message: string;
+                                    path: string;
+                                }[];
+                                requestId?: string;
+                            } & {
+                                [key: string]: unknown;
+                            });
+                            /** @description Names the field, value or placeholder at fault */
+                            message: string;
+                        };
+                    };
+                };
+                /** @description Default Response */
+                429: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            /** @description Stable snake_case result code: ok, validation_error, unauthorized, ... */
+                            code: string;
+                            data: null | ({
+                                errors?: {
+                                    message: string;
+                                    path: string;
+                                }[];
+                                requestId?: string;
+                            } & {
+                                [key: string]: unknown;
+                            });
+                            /** @description Names the field, value or placeholder at fault */
+                            message: string;
+                        };
+                    };
+                };
+                /** @description Default Response */
+                500: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            /** @description Stable snake_case result code: ok, validation_error, unauthorized, ... */
+                            code: string;
+                            data: null | ({
+                                errors?: {
+                                    message: string;
+                                    path: string;
+                                }[];
+                                requestId?: string;
+                            } & {
+                                [key: string]: unknown;
+                            });
+                            /** @description Names the field, value or placeholder at fault */
+                            message: string;
+                        };
+                    };
+                };
+            };
+        };
+        put?: never;
+        /**
+         * Save a report's parameters under a name
+         * @description 409 when the name is taken (regardless of case) or the tenant holds the most saved reports allowed.
+         */
+        post: {
+            parameters: {
+                query?: never;
+                header?: never;
+                path?: never;
+                cookie?: never;
+            };
+            requestBody: {
+                content: {
+                    "application/json": {
+                        /** @description 1-100 characters, unique on the tenant regardless of case */
+                        name: string;
+                        /** @description The report's query parameters as strings (at most 30; names of letters, digits, '_' or '-', up to 50 characters; values up to 2000) */
+                        params?: {
+                            [key: string]: string;
+                        };
+                        /**
+                         * @description Which report the parameters are for
+                         * @enum {unknown}
+                         */
+                        report: "performance" | "accounts" | "links";
+                    };
+                };
+            };
+            responses: {
+                /** @description Default Response */
+                201: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            /** @description Stable snake_case result code: ok, validation_error, unauthorized, ... */
+                            code: string;
+                            data: {
+                                /** Format: date-time */
+                                createdAt: string;
+                                /** @description The person or API key that saved it, as named then */
+                                createdBy: {
+                                    id: string;
+                                    name: string;
+                                };
+                                id: string;
+                                name: string;
+                                params: {
+                                    [key: string]: string;
+                                };
+                                /**
+                                 * @description Which report the parameters are for
+                                 * @enum {unknown}
+                                 */
+                                report: "performance" | "accounts" | "links";
+                            };
+                            message: string;
+                        };
+                    };
+                };
+                /** @description Default Response */
+                400: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            /** @description Stable snake_case result code: ok, validation_error, unauthorized, ... */
+                            code: string;
+                            data: null | ({
+                                errors?: {
+                                    message: string;
+                                    path: string;
+                                }[];
+                                requestId?: string;
+                            } & {
+                                [key: string]: unknown;
+                            });
+                            /** @description Names the field, value or placeholder at fault */
+                            message: string;
+                        };
+                    };
+                };
+                /** @description Default Response */
+                401: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            /** @description Stable snake_case result code: ok, validation_error, unauthorized, ... */
+                            code: string;
+                            data: null | ({
+                                errors?: {
+                                    message: string;
+                                    path: string;
+                                }[];
+                                requestId?: string;
+                            } & {
+                                [key: string]: unknown;
+                            });
+                            /** @description Names the field, value or placeholder at fault */
+                            message: string;
+                        };
+                    };
+                };
+                /** @description Default Response */
+                403: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            /** @description Stable snake_case result code: ok, validation_error, unauthorized, ... */
+                            code: string;
+                            data: null | ({
+                                errors?: {
+                                    message: string;
+                                    path: string;
+                                }[];
+                                requestId?: string;
+                            } & {
+                                [key: string]: unknown;
+                            });
+                            /** @description Names the field, value or placeholder at fault */
+                            message: string;
+                        };
+                    };
+                };
+                /** @description Default Response */
+                404: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            /** @description Stable snake_case result code: ok, validation_error, unauthorized, ... */
+                            code: string;
+                            data: null | ({
+                                errors?: {
+                                    message: string;
+                                    path: string;
+                                }[];
+                                requestId?: string;
+                            } & {
+                                [key: string]: unknown;
+                            });
+                            /** @description Names the field, value or placeholder at fault */
+                            message: string;
+                        };
+                    };
+                };
+                /** @description Default Response */
+                409: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            /** @description Stable snake_case result code: ok, validation_error, unauthorized, ... */
+                            code: string;
+                            data: null | ({
+                                errors?: {
+                                    message: string;
+                                    path: string;
+                                }[];
+                                requestId?: string;
+                            } & {
+                                [key: string]: unknown;
+                            });
+                            /** @description Names the field, value or placeholder at fault */
+                            message: string;
+                        };
+                    };
+                };
+                /** @description Default Response */
+                429: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            /** @description Stable snake_case result code: ok, validation_error, unauthorized, ... */
+                            code: string;
+                            data: null | ({
+                                errors?: {
+                                    message: string;
+                                    path: string;
+                                }[];
+                                requestId?: string;
+                            } & {
+                                [key: string]: unknown;
+                            });
+                            /** @description Names the field, value or placeholder at fault */
+                            message: string;
+                        };
+                    };
+                };
+                /** @description Default Response */
+                500: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            /** @description Stable snake_case result code: ok, validation_error, unauthorized, ... */
+                            code: string;
+                            data: null | ({
+                                errors?: {
+                                    message: string;
+                                    path: string;
+                                }[];
+                                requestId?: string;
+                            } & {
+                                [key: string]: unknown;
+                            });
+                            /** @description Names the field, value or placeholder at fault */
+                            message: string;
+                        };
+                    };
+                };
+            };
+        };
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/v1/saved-reports/{id}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** One saved report */
+        get: {
+            parameters: {
+                query?: never;
+                header?: never;
+                path: {
+                    /** @description The saved report's id */
+                    id: string;
+                };
+                cookie?: never;
+            };
+            requestBody?: never;
+            responses: {
+                /** @description Default Response */
+                200: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            /** @description Stable snake_case result code: ok, validation_error, unauthorized, ... */
+                            code: string;
+                            data: {
+                                /** Format: date-time */
+                                createdAt: string;
+                                /** @description The person or API key that saved it, as named then */
+                                createdBy: {
+                                    id: string;
+                                    name: string;
+                                };
+                                id: string;
+                                name: string;
+                                params: {
+                                    [key: string]: string;
+                                };
+                                /**
+                                 * @description Which report the parameters are for
+                                 * @enum {unknown}
+                                 */
+                                report: "performance" | "accounts" | "links";
+                            };
+                            message: string;
+                        };
+                    };
+                };
+                /** @description Default Response */
+                400: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            /** @description Stable snake_case result code: ok, validation_error, unauthorized, ... */
+                            code: string;
+                            data: null | ({
+                                errors?: {
+                                    message: string;
+                                    path: string;
+                                }[];
+                                requestId?: string;
+                            } & {
+                                [key: string]: unknown;
+                            });
+                            /** @description Names the field, value or placeholder at fault */
+                            message: string;
+                        };
+                    };
+                };
+                /** @description Default Response */
+                401: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            /** @description Stable snake_case result code: ok, validation_error, unauthorized, ... */
+                            code: string;
+                            data: null | ({
+                                errors?: {
+                                    message: string;
+                                    path: string;
+                                }[];
+                                requestId?: string;
+                            } & {
+                                [key: string]: unknown;
+                            });
+                            /** @description Names the field, value or placeholder at fault */
+                            message: string;
+                        };
+                    };
+                };
+                /** @description Default Response */
+                403: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            /** @description Stable snake_case result code: ok, validation_error, unauthorized, ... */
+                            code: string;
+                            data: null | ({
+                                errors?: {
+                                    message: string;
+                                    path: string;
+                                }[];
+                                requestId?: string;
+                            } & {
+                                [key: string]: unknown;
+                            });
+                            /** @description Names the field, value or placeholder at fault */
+                            message: string;
+                        };
+                    };
+                };
+                /** @description Default Response */
+                404: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            /** @description Stable snake_case result code: ok, validation_error, unauthorized, ... */
+                            code: string;
+                            data: null | ({
+                                errors?: {
+                                    message: string;
+                                    path: string;
+                                }[];
+                                requestId?: string;
+                            } & {
+                                [key: string]: unknown;
+                            });
+                            /** @description Names the field, value or placeholder at fault */
+                            message: string;
+                        };
+                    };
+                };
+                /** @description Default Response */
+                429: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            /** @description Stable snake_case result code: ok, validation_error, unauthorized, ... */
+                            code: string;
+                            data: null | ({
+                                errors?: {
+                                    message: string;
+                                    path: string;
+                                }[];
+                                requestId?: string;
+                            } & {
+                                [key: string]: unknown;
+                            });
+                            /** @description Names the field, value or placeholder at fault */
+                            message: string;
+                        };
+                    };
+                };
+                /** @description Default Response */
+                500: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            /** @description Stable snake_case result code: ok, validation_error, unauthorized, ... */
+                            code: string;
+                            data: null | ({
+                                errors?: {
+                                    message: string;
+                                    path: string;
+                                }[];
+                                requestId?: string;
+                            } & {
+                                [key: string]: unknown;
+                            });
+                            /** @description Names the field, value or placeholder at fault */
+                            message: string;
+                        };
+                    };
+                };
+            };
+        };
+        put?: never;
+        post?: never;
+        /**
+         * Delete a saved report
+         * @description Another person's saved report needs account.admin (403).
+         */
+        delete: {
+            parameters: {
+                query?: never;
+                header?: never;
+                path: {
+                    /** @description The saved report's id */
+                    id: string;
+                };
+                cookie?: never;
+            };
+            requestBody?: never;
+            responses: {
+                /** @description Default Response */
+                200: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            /** @description Stable snake_case result code: ok, validation_error, unauthorized, ... */
+                            code: string;
+                            data: {
+                                deleted: boolean;
+                                id: string;
+                            };
+                            message: string;
+                        };
+                    };
+                };
+                /** @description Default Response */
+                400: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            /** @description Stable snake_case result code: ok, validation_error, unauthorized, ... */
+                            code: string;
+                            data: null | ({
+                                errors?: {
+                                    message: string;
+                                    path: string;
+                                }[];
+                                requestId?: string;
+                            } & {
+                                [key: string]: unknown;
+                            });
+                            /** @description Names the field, value or placeholder at fault */
+                            message: string;
+                        };
+                    };
+                };
+                /** @description Default Response */
+                401: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            /** @description Stable snake_case result code: ok, validation_error, unauthorized, ... */
+                            code: string;
+                            data: null | ({
+                                errors?: {
+                                    message: string;
+                                    path: string;
+                                }[];
+                                requestId?: string;
+                            } & {
+                                [key: string]: unknown;
+                            });
+                            /** @description Names the field, value or placeholder at fault */
+                            message: string;
+                        };
+                    };
+                };
+                /** @description Default Response */
+                403: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            /** @description Stable snake_case result code: ok, validation_error, unauthorized, ... */
+                            code: string;
+                            data: null | ({
+                                errors?: {
+                                    message: string;
+                                    path: string;
+                                }[];
+                                requestId?: string;
+                            } & {
+                                [key: string]: unknown;
+                            });
+                            /** @description Names the field, value or placeholder at fault */
+                            message: string;
+                        };
+                    };
+                };
+                /** @description Default Response */
+                404: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            /** @description Stable snake_case result code: ok, validation_error, unauthorized, ... */
+                            code: string;
+                            data: null | ({
+                                errors?: {
+                                    message: string;
+                                    path: string;
+                                }[];
+                                requestId?: string;
+                            } & {
+                                [key: string]: unknown;
+                            });
+                            /** @description Names the field, value or placeholder at fault */
+                            message: string;
+                        };
+                    };
+                };
+                /** @description Default Response */
+                429: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            /** @description Stable snake_case result code: ok, validation_error, unauthorized, ... */
+                            code: string;
+                            data: null | ({
+                                errors?: {
+                                    message: string;
+                                    path: string;
+                                }[];
+                                requestId?: string;
+                            } & {
+                                [key: string]: unknown;
+                            });
+                            /** @description Names the field, value or placeholder at fault */
+                            message: string;
+                        };
+                    };
+                };
+                /** @description Default Response */
+                500: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            /** @description Stable snake_case result code: ok, validation_error, unauthorized, ... */
+                            code: string;
+                            data: null | ({
+                                errors?: {
+                                    message: string;
+                                    path: string;
+                                }[];
+                                requestId?: string;
+                            } & {
+                                [key: string]: unknown;
+                            });
+                            /** @description Names the field, value or placeholder at fault */
+                            message: string;
+                        };
+                    };
+                };
+            };
+        };
+        options?: never;
+        head?: never;
+        /**
+         * Rename a saved report or replace its parameters
+         * @description Another person's saved report needs account.admin (403). 409 when the new name is taken.
+         */
+        patch: {
+            parameters: {
+                query?: never;
+                header?: never;
+                path: {
+                    /** @description The saved report's id */
+                    id: string;
+                };
+                cookie?: never;
+            };
+            requestBody: {
+                content: {
+                    "application/json": {
+                        /** @description 1-100 characters, unique on the tenant regardless of case */
+                        name?: string;
+                        /** @description The report's query parameters as strings (at most 30; names of letters, digits, '_' or '-', up to 50 characters; values up to 2000) */
+                        params?: {
+                            [key: string]: string;
+                        };
+                    };
+                };
+            };
+            responses: {
+                /** @description Default Response */
+                200: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            /** @description Stable snake_case result code: ok, validation_error, unauthorized, ... */
+                            code: string;
+                            data: {
+                                /** Format: date-time */
+                                createdAt: string;
+                                /** @description The person or API key that saved it, as named then */
+                                createdBy: {
+                                    id: string;
+                                    name: string;
+                                };
+                                id: string;
+                                name: string;
+                                params: {
+                                    [key: string]: string;
+                                };
+                                /**
+                                 * @description Which report the parameters are for
+                                 * @enum {unknown}
+                                 */
+                                report: "performance" | "accounts" | "links";
+                            };
+                            message: string;
+                        };
+                    };
+                };
+                /** @description Default Response */
+                400: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            /** @description Stable snake_case result code: ok, validation_error, unauthorized, ... */
+                            code: string;
+                            data: null | ({
+                                errors?: {
+                                    message: string;
+                                    path: string;
+                                }[];
+                                requestId?: string;
+                            } & {
+                                [key: string]: unknown;
+                            });
+                            /** @description Names the field, value or placeholder at fault */
+                            message: string;
+                        };
+                    };
+                };
+                /** @description Default Response */
+                401: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            /** @description Stable snake_case result code: ok, validation_error, unauthorized, ... */
+                            code: string;
+                            data: null | ({
+                                errors?: {
+                                    message: string;
+                                    path: string;
+                                }[];
+                                requestId?: string;
+                            } & {
+                                [key: string]: unknown;
+                            });
+                            /** @description Names the field, value or placeholder at fault */
+                            message: string;
+                        };
+                    };
+                };
+                /** @description Default Response */
+                403: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            /** @description Stable snake_case result code: ok, validation_error, unauthorized, ... */
+                            code: string;
+                            data: null | ({
+                                errors?: {
+                                    message: string;
+                                    path: string;
+                                }[];
+                                requestId?: string;
+                            } & {
+                                [key: string]: unknown;
+                            });
+                            /** @description Names the field, value or placeholder at fault */
+                            message: string;
+                        };
+                    };
+                };
+                /** @description Default Response */
+                404: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            /** @description Stable snake_case result code: ok, validation_error, unauthorized, ... */
+                            code: string;
+                            data: null | ({
+                                errors?: {
+                                    message: string;
+                                    path: string;
+                                }[];
+                                requestId?: string;
+                            } & {
+                                [key: string]: unknown;
+                            });
+                            /** @description Names the field, value or placeholder at fault */
+                            message: string;
+                        };
+                    };
+                };
+                /** @description Default Response */
+                409: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            /** @description Stable snake_case result code: ok, validation_error, unauthorized, ... */
+                            code: string;
+                            data: null | ({
+                                errors?: {
+                                    message: string;
+                                    path: string;
+                                }[];
+                                requestId?: string;
+                            } & {
+                                [key: string]: unknown;
+                            });
+                            /** @description Names the field, value or placeholder at fault */
+                            message: string;
+                        };
+                    };
+                };
+                /** @description Default Response */
+                429: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            /** @description Stable snake_case result code: ok, validation_error, unauthorized, ... */
+                            code: string;
+                            data: null | ({
+                                errors?: {
+                                    message: string;
+                                    path: string;
+                                }[];
+                                requestId?: string;
+                            } & {
+                                [key: string]: unknown;
+                            });
+                            /** @description Names the field, value or placeholder at fault */
+                            message: string;
+                        };
+                    };
+                };
+                /** @description Default Response */
+                500: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            /** @description Stable snake_case result code: ok, validation_error, unauthorized, ... */
+                            code: string;
+                            data: null | ({
+                                errors?: {
+                                    message: string;
+                                    path: string;
+                                }[];
+                                requestId?: string;
+                            } & {
+                                [key: string]: unknown;
+                            });
+                            /** @description Names the field, value or placeholder at fault */
+                            message: string;
+                        };
+                    };
+                };
+            };
+        };
         trace?: never;
     };
     "/api/v1/settings": {
@@ -16471,6 +17749,7 @@ export interface paths {
                             /** @description Stable snake_case result code: ok, validation_error, unauthorized, ... */
                             code: string;
                             data: {
+                                clickIdMacro: string | null;
                                 clickIdParam: string | null;
                                 /** Format: date-time */
                                 createdAt: string;
@@ -16649,6 +17928,8 @@ export interface paths {
             requestBody: {
                 content: {
                     "application/json": {
+                        /** @description The macro the source fills with its own click id, e.g. {clickid}; the link generator adds &lt;clickIdParam>=&lt;clickIdMacro> to the tracking URL. No spaces, &, #, ? or =; null for none */
+                        clickIdMacro?: string | null;
                         /** @description A letter, then letters, digits, _ . or -: the click parameter holding the source's own click id (e.g. cid, clickid, zoneid), stored with the click; null for none */
                         clickIdParam?: string | null;
                         /** @description Display name */
@@ -16682,6 +17963,7 @@ export interface paths {
                             /** @description Stable snake_case result code: ok, validation_error, unauthorized, ... */
                             code: string;
                             data: {
+                                clickIdMacro: string | null;
                                 clickIdParam: string | null;
                                 /** Format: date-time */
                                 createdAt: string;
@@ -16900,6 +18182,7 @@ export interface paths {
                             /** @description Stable snake_case result code: ok, validation_error, unauthorized, ... */
                             code: string;
                             data: {
+                                clickIdMacro: string | null;
                                 clickIdParam: string | null;
                                 /** Format: date-time */
                                 createdAt: string;
@@ -17269,6 +18552,8 @@ export interface paths {
             requestBody: {
                 content: {
                     "application/json": {
+                        /** @description The macro the source fills with its own click id, e.g. {clickid}; the link generator adds &lt;clickIdParam>=&lt;clickIdMacro> to the tracking URL. No spaces, &, #, ? or =; null for none */
+                        clickIdMacro?: string | null;
                         /** @description A letter, then letters, digits, _ . or -: the click parameter holding the source's own click id (e.g. cid, clickid, zoneid), stored with the click; null for none */
                         clickIdParam?: string | null;
                         /** @description Display name */
@@ -17302,6 +18587,7 @@ export interface paths {
                             /** @description Stable snake_case result code: ok, validation_error, unauthorized, ... */
                             code: string;
                             data: {
+                                clickIdMacro: string | null;
                                 clickIdParam: string | null;
                                 /** Format: date-time */
                                 createdAt: string;
@@ -19846,6 +21132,199 @@ export interface paths {
                 };
             };
         };
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/v1/usage/allowance": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** Webhook deliveries sent this month against the monthly allowance, and those held for want of it */
+        get: {
+            parameters: {
+                query?: never;
+                header?: never;
+                path?: never;
+                cookie?: never;
+            };
+            requestBody?: never;
+            responses: {
+                /** @description Default Response */
+                200: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            /** @description Stable snake_case result code: ok, validation_error, unauthorized, ... */
+                            code: string;
+                            data: {
+                                /** @description Webhook deliveries allowed a month; null = unlimited */
+                                allowance: number | null;
+                                /** @description Deliveries held now for want of allowance */
+                                held: number;
+                                /** @description The current UTC calendar month, to exclusive */
+                                period: {
+                                    /** Format: date-time */
+                                    from: string;
+                                    /** Format: date-time */
+                                    to: string;
+                                };
+                                /** @description Deliveries counted this month (an event once, at its first attempt) */
+                                used: number;
+                            };
+                            message: string;
+                        };
+                    };
+                };
+                /** @description Default Response */
+                400: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            /** @description Stable snake_case result code: ok, validation_error, unauthorized, ... */
+                            code: string;
+                            data: null | ({
+                                errors?: {
+                                    message: string;
+                                    path: string;
+                                }[];
+                                requestId?: string;
+                            } & {
+                                [key: string]: unknown;
+                            });
+                            /** @description Names the field, value or placeholder at fault */
+                            message: string;
+                        };
+                    };
+                };
+                /** @description Default Response */
+                401: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            /** @description Stable snake_case result code: ok, validation_error, unauthorized, ... */
+                            code: string;
+                            data: null | ({
+                                errors?: {
+                                    message: string;
+                                    path: string;
+                                }[];
+                                requestId?: string;
+                            } & {
+                                [key: string]: unknown;
+                            });
+                            /** @description Names the field, value or placeholder at fault */
+                            message: string;
+                        };
+                    };
+                };
+                /** @description Default Response */
+                403: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            /** @description Stable snake_case result code: ok, validation_error, unauthorized, ... */
+                            code: string;
+                            data: null | ({
+                                errors?: {
+                                    message: string;
+                                    path: string;
+                                }[];
+                                requestId?: string;
+                            } & {
+                                [key: string]: unknown;
+                            });
+                            /** @description Names the field, value or placeholder at fault */
+                            message: string;
+                        };
+                    };
+                };
+                /** @description Default Response */
+                404: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            /** @description Stable snake_case result code: ok, validation_error, unauthorized, ... */
+                            code: string;
+                            data: null | ({
+                                errors?: {
+                                    message: string;
+                                    path: string;
+                                }[];
+                                requestId?: string;
+                            } & {
+                                [key: string]: unknown;
+                            });
+                            /** @description Names the field, value or placeholder at fault */
+                            message: string;
+                        };
+                    };
+                };
+                /** @description Default Response */
+                429: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            /** @description Stable snake_case result code: ok, validation_error, unauthorized, ... */
+                            code: string;
+                            data: null | ({
+                                errors?: {
+                                    message: string;
+                                    path: string;
+                                }[];
+                                requestId?: string;
+                            } & {
+                                [key: string]: unknown;
+                            });
+                            /** @description Names the field, value or placeholder at fault */
+                            message: string;
+                        };
+                    };
+                };
+                /** @description Default Response */
+                500: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            /** @description Stable snake_case result code: ok, validation_error, unauthorized, ... */
+                            code: string;
+                            data: null | ({
+                                errors?: {
+                                    message: string;
+                                    path: string;
+                                }[];
+                                requestId?: string;
+                            } & {
+                                [key: string]: unknown;
+                            });
+                            /** @description Names the field, value or placeholder at fault */
+                            message: string;
+                        };
+                    };
+                };
+            };
+        };
+        put?: never;
+        post?: never;
         delete?: never;
         options?: never;
         head?: never;

@@ -55,6 +55,16 @@ export function EntityFormPage() {
   );
 }
 
+interface Warning {
+  field: string;
+  message: string;
+}
+
+/** The API's advice on a saved row (brand links: a URL without {clickId}); none for other lists. */
+function warningsOf(row: CatalogRow): Warning[] {
+  return Array.isArray(row.warnings) ? (row.warnings as Warning[]) : [];
+}
+
 function EntityForm({ spec, row, back }: { spec: EntitySpec; row: CatalogRow | undefined; back: ListSearch }) {
   const navigate = useNavigate();
   const invalidate = useInvalidateCatalog();
@@ -66,9 +76,12 @@ function EntityForm({ spec, row, back }: { spec: EntitySpec; row: CatalogRow | u
   const save = useMutation({
     mutationFn: (body: Record<string, unknown>) =>
       row ? updateRow(spec.key, row.id, body) : createRow(spec.key, body),
-    onSuccess: async () => {
+    onSuccess: async (saved) => {
       await invalidate();
-      toList();
+      // A row saved with a warning (a brand link without {clickId}) stays open so the warning is read.
+      if (warningsOf(saved).length === 0) return toList();
+      if (!row)
+        void navigate({ to: "/catalog/$entity/$id", params: { entity: spec.key, id: String(saved.id) }, search: back });
     },
   });
   const names = spec.fields.map((f) => f.name);
@@ -109,6 +122,16 @@ function EntityForm({ spec, row, back }: { spec: EntitySpec; row: CatalogRow | u
           error={fieldError(save.error, field.name)}
         />
       ))}
+      {row && warningsOf(row).length > 0 && (
+        <div className="notice warning" role="status">
+          <p>Saved, with a warning:</p>
+          <ul>
+            {warningsOf(row).map((w) => (
+              <li key={`${w.field}-${w.message}`}>{w.message}</li>
+            ))}
+          </ul>
+        </div>
+      )}
       <FormError message={formError(save.error, names)} />
       {unchanged && (
         <p className="notice" role="status">

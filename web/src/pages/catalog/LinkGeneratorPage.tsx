@@ -84,6 +84,11 @@ export function LinkGeneratorPage() {
                     ? `Tracker '${generated.data.tracker.name}' is new: it becomes a tracker on the first click.`
                     : `Tracker '${generated.data.tracker.name}' (#${generated.data.tracker.id}).`}
               </p>
+              {generated.data.warnings.map((w) => (
+                <p key={`${w.field}-${w.message}`} className="notice warning" role="status">
+                  {w.message}
+                </p>
+              ))}
             </>
           )}
         </section>

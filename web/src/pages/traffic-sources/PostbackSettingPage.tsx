@@ -18,11 +18,12 @@ import { payoutShareOf, REPORTED_TYPES } from "./search";
 
 /** The names a source's postback URL has beyond the webhook ones (docs/dashboard.md). */
 const SOURCE_PLACEHOLDERS = ["externalId", "payout"] as const;
-const FIELDS = ["clickIdParam", "postback"] as const;
+const FIELDS = ["clickIdParam", "clickIdMacro", "postback"] as const;
 type PostbackTypes = NonNullable<NonNullable<SourcePatch["postback"]>["conversionTypes"]>;
 
 interface Draft {
   clickIdParam: string;
+  clickIdMacro: string;
   url: string;
   conversionTypes: string[];
   payoutShare: string;
@@ -35,6 +36,7 @@ function draftOf(source: TrafficSource): Draft {
   const postback = source.postback;
   return {
     clickIdParam: source.clickIdParam ?? "",
+    clickIdMacro: source.clickIdMacro ?? "",
     url: postback?.url ?? "",
     conversionTypes: [...(postback?.conversionTypes ?? [])],
     payoutShare:
@@ -91,6 +93,7 @@ function PostbackForm({
     const share = payoutShareOf(draft.payoutShare);
     save.mutate({
       clickIdParam: draft.clickIdParam.trim() === "" ? null : draft.clickIdParam.trim(),
+      clickIdMacro: draft.clickIdMacro.trim() === "" ? null : draft.clickIdMacro.trim(),
       postback: {
         url: draft.url.trim(),
         conversionTypes: draft.conversionTypes as PostbackTypes,
@@ -155,6 +158,28 @@ function PostbackForm({
                 spellCheck={false}
                 value={draft.clickIdParam}
                 onChange={(e) => set("clickIdParam", e.target.value)}
+              />
+            )}
+          </Field>
+          <Field
+            label="Click id macro"
+            error={fieldError(save.error, "clickIdMacro")}
+            hint={
+              <>
+                What the network fills with its click id (such as <code>{"{clickid}"}</code>): the link generator adds
+                it to tracking URLs after the click id parameter. Empty: none.
+              </>
+            }
+          >
+            {(props) => (
+              <input
+                {...props}
+                name="clickIdMacro"
+                maxLength={100}
+                autoComplete="off"
+                spellCheck={false}
+                value={draft.clickIdMacro}
+                onChange={(e) => set("clickIdMacro", e.target.value)}
               />
             )}
           </Field>
