@@ -1,7 +1,7 @@
 import { describe, expect, it } from "vitest";
 import { FIELDS as API_FIELDS } from "../src/features/reports/performance.js";
 import { STATS as API_STATS } from "../src/features/reports/stats.js";
-import { buildCsv, csvCell } from "../web/src/pages/reports/csv.js";
+import { buildCsv, csvCell } from "../web/src/csv.js";
 import {
   chartQuery,
   defaultState,

@@ -7,10 +7,11 @@ import { type Column, DataTable } from "../../components/DataTable";
 import { Field, fieldError } from "../../components/Field";
 import { Pager } from "../../components/Pager";
 import { ErrorState, Loading } from "../../components/states";
+import { saveFile } from "../../csv";
 import { formatDateTime, formatInteger } from "../../format";
 import { useCan } from "../../permissions";
 import { ConversionValue } from "./ConversionValue";
-import { conversionsCsv, EXPORT_MAX_ROWS, exportConversions, saveCsv } from "./export-csv";
+import { conversionsCsv, EXPORT_MAX_ROWS, exportConversions } from "./export-csv";
 import { conversionsRoute } from "./routes";
 import { StatusBadge } from "./StatusBadge";
 import {
@@ -390,7 +391,7 @@ function ExportCsv({
       const { rows, total: matched } = await exportConversions(search, zone, (done, of) =>
         setProgress(`Exporting ${formatInteger(done)} of ${formatInteger(of)} conversions…`),
       );
-      saveCsv(`conversions-${new Date().toISOString().slice(0, 10)}.csv`, conversionsCsv(rows));
+      saveFile(`conversions-${new Date().toISOString().slice(0, 10)}.csv`, conversionsCsv(rows), "text/csv");
       setProgress(
         matched > rows.length
           ? `Exported the newest ${formatInteger(rows.length)} of ${formatInteger(matched)}: narrow the filters for the rest.`

@@ -1,4 +1,5 @@
 import { api, unwrap } from "../../api/client";
+import { buildCsv } from "../../csv";
 import { type ConversionSearch, conversionQuery } from "./search";
 
 /**
@@ -36,18 +37,11 @@ const COLUMNS: [string, (c: Listed) => string | number | null][] = [
   ["recordedAt", (c) => c.recordedAt],
 ];
 
-/** One CSV cell: quoted when it must be, and a leading = + - @ defused so a spreadsheet shows it as text. */
-function cell(value: string | number | null): string {
-  if (value === null) return "";
-  let text = String(value);
-  if (typeof value === "string" && /^[=+\-@\t\r]/.test(text)) text = `'${text}`;
-  return /[",\r\n]/.test(text) ? `"${text.replaceAll('"', '""')}"` : text;
-}
-
 export function conversionsCsv(rows: readonly Listed[]): string {
-  const lines = [COLUMNS.map(([name]) => name).join(",")];
-  for (const row of rows) lines.push(COLUMNS.map(([, pick]) => cell(pick(row))).join(","));
-  return `${lines.join("\r\n")}\r\n`;
+  return buildCsv(
+    COLUMNS.map(([name]) => name),
+    rows.map((row) => COLUMNS.map(([, pick]) => pick(row))),
+  );
 }
 
 /**
@@ -69,16 +63,4 @@ export async function exportConversions(
     if (page.data.length < EXPORT_PAGE) break;
   }
   return { rows: [...seen.values()], total };
-}
-
-export function saveCsv(name: string, text: string): void {
-  const url = URL.createObjectURL(new Blob([text], { type: "text/csv" }));
-  const link = document.createElement("a");
-  link.href = url;
-  link.download = name;
-  document.body.append(link);
-  link.click();
-  link.remove();
-  // Released once the download has started with it.
-  setTimeout(() => URL.revokeObjectURL(url), 10_000);
 }

@@ -9,6 +9,7 @@ import { Field, FormError, fieldError, formError } from "../../components/Field"
 import { Pager } from "../../components/Pager";
 import { Empty, ErrorState, Loading } from "../../components/states";
 import { TimeZonePicker } from "../../components/TimeZonePicker";
+import { saveFile } from "../../csv";
 import { currencyName, formatInteger } from "../../format";
 import { ColumnControls } from "./ColumnControls";
 import { drillFilter, drillInto } from "./drill";
@@ -17,7 +18,7 @@ import { fetchReport } from "./fetch-report";
 import { FIELD_LABELS, formatHour, formatStat, isAmount, STAT_LABELS } from "./labels";
 import { describeWindow, RangeControls } from "./RangeControls";
 import { ReportTable } from "./ReportTable";
-import { reportCsv, saveFile } from "./report-csv";
+import { reportCsv } from "./report-csv";
 import {
   chartQuery,
   FILTERS,

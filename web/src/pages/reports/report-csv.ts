@@ -1,4 +1,4 @@
-import { buildCsv, type CsvCell } from "./csv";
+import { buildCsv, type CsvCell } from "../../csv";
 import type { ReportRow } from "./fetch-report";
 import type { FieldName, StatName } from "./report-state";
 
@@ -25,17 +25,4 @@ export function reportCsv(
     body.push([...fields.map((_, i) => (i === 0 ? "Total" : null)), ...stats.map((s) => cellOf(totals[s]))]);
   }
   return buildCsv(header, body);
-}
-
-/** Hands the file to the browser's download (a link to an object URL, released afterwards). */
-export function saveFile(name: string, text: string, type: string): void {
-  const url = URL.createObjectURL(new Blob([text], { type }));
-  const link = document.createElement("a");
-  link.href = url;
-  link.download = name;
-  document.body.append(link);
-  link.click();
-  link.remove();
-  // Released once the download has started with it.
-  setTimeout(() => URL.revokeObjectURL(url), 10_000);
 }

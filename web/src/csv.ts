@@ -1,6 +1,7 @@
 /**
- * CSV (RFC 4180) of what a table shows, built in the browser from the API's answer. No imports,
- * so the logic tests can load it as it is.
+ * CSV (RFC 4180) of what a table shows, built in the browser from the API's answer, and its
+ * download: one writer for the reports and the conversions list. No imports, so the logic tests
+ * can load it as it is.
  */
 
 export type CsvCell = string | number | null | undefined;
@@ -41,4 +42,17 @@ export function csvCell(value: CsvCell): string {
 export function buildCsv(header: readonly string[], rows: readonly (readonly CsvCell[])[]): string {
   const lines = [header, ...rows].map((row) => row.map(csvCell).join(","));
   return `\uFEFF${lines.join("\r\n")}\r\n`;
+}
+
+/** Hands the file to the browser's download (a link to an object URL, released afterwards). */
+export function saveFile(name: string, text: string, type: string): void {
+  const url = URL.createObjectURL(new Blob([text], { type }));
+  const link = document.createElement("a");
+  link.href = url;
+  link.download = name;
+  document.body.append(link);
+  link.click();
+  link.remove();
+  // Released once the download has started with it.
+  setTimeout(() => URL.revokeObjectURL(url), 10_000);
 }
