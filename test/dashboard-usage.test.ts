@@ -40,16 +40,19 @@ async function callWith(t: TestApp, apiKey: string, url: string) {
 }
 
 /** The cards' figures, once every one has its value. */
+/** The API-call totals' cards (the webhook allowance has cards of its own below). */
+const TOTALS = 'section[aria-labelledby="usage-figures-title"] .card';
+
 async function shownCards(page: Page): Promise<Record<string, number>> {
   await page.waitForFunction(
-    () => {
-      const cards = Array.from(document.querySelectorAll<HTMLElement>(".card"));
+    (selector) => {
+      const cards = Array.from(document.querySelectorAll<HTMLElement>(selector));
       return cards.length === 4 && cards.every((c) => c.dataset.value !== "");
     },
-    null,
+    TOTALS,
     { timeout: WAIT_MS },
   );
-  return page.$$eval(".card", (cards) =>
+  return page.$$eval(TOTALS, (cards) =>
     Object.fromEntries((cards as HTMLElement[]).map((c) => [String(c.dataset.stat), Number(c.dataset.value)])),
   );
 }
@@ -147,6 +150,24 @@ describe.skipIf(!hasChromium)("dashboard usage page", () => {
       expect(keys.map((r) => r.label)).toEqual([expect.stringMatching(/^Key /), "Reporting key"]);
       await screenshot(page, "usage-01-all-keys");
       await expectAccessible(page);
+
+      // The month's webhook allowance: the API's figures, against the plan's allowance.
+      const allowance = await t.call({
+        method: "GET",
+        url: "/api/v1/usage/allowance",
+        headers: { authorization: who.bearer },
+      });
+      expect(allowance.statusCode).toBe(200);
+      const month = allowance.json().data;
+      const section = page.getByRole("region", { name: "Webhook allowance" });
+      const used = section.locator('.card[data-stat="allowanceUsed"]');
+      await expect.poll(() => used.getAttribute("data-value"), { timeout: WAIT_MS }).toBe(String(month.used));
+      expect(await used.locator(".card-compare").textContent()).toContain(
+        `of ${Number(month.allowance).toLocaleString("en-US")}`,
+      );
+      expect(await section.locator('.card[data-stat="allowanceHeld"]').getAttribute("data-value")).toBe(
+        String(month.held),
+      );
 
       // By day: a chip changes the address, and the figures follow the API's daily buckets.
       await page.getByRole("link", { name: "By day" }).click();

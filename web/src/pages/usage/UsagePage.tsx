@@ -7,6 +7,7 @@ import { UsageBreakdowns } from "./UsageBreakdowns";
 import { CallsByStatus, CallsOverTime } from "./UsageCharts";
 import { UsageFigures } from "./UsageFigures";
 import { fetchBreakdown, fetchStats } from "./usageApi";
+import { WebhookAllowance } from "./WebhookAllowance";
 import "./usage.css";
 
 /** Calls made with the tenant's API keys over the rolling 72 hours (GET /traffic-controls/api-usage/*). */
@@ -45,6 +46,7 @@ export function UsagePage() {
         {stats.isPending ? <Loading label="Loading the calls by status…" /> : <CallsByStatus stats={stats.data} />}
       </div>
       <UsageBreakdowns />
+      <WebhookAllowance />
     </>
   );
 }
