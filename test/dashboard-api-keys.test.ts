@@ -1,6 +1,7 @@
 import type { Browser } from "playwright-core";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { DAY_MS } from "../src/platform/durations.js";
+import { withLabel } from "../web/src/components/field-message.js";
 import { ADMIN_KEY, createKeyViaApi, seedTenancy, type Tenancy, type TestApp } from "./helpers/app.js";
 import { hasChromium } from "./helpers/chromium.js";
 import {
@@ -81,7 +82,9 @@ describe.skipIf(!hasChromium)("dashboard: API keys", () => {
       const tooShort = await apiMessage({ name: "abc" }, "name");
       await expect.poll(() => name.getAttribute("aria-invalid"), { timeout: WAIT_MS }).toBe("true");
       const nameHelp = await name.getAttribute("aria-describedby");
-      expect(await page.locator(`[id="${nameHelp?.split(" ").at(-1)}"]`).textContent()).toBe(tooShort);
+      expect(await page.locator(`[id="${nameHelp?.split(" ").at(-1)}"]`).textContent()).toBe(
+        withLabel("Name", tooShort),
+      );
       await screenshot(page, "api-keys-02-name-refused");
       await expectAccessible(page);
 
@@ -96,7 +99,9 @@ describe.skipIf(!hasChromium)("dashboard: API keys", () => {
       );
       await expect.poll(() => expiry.getAttribute("aria-invalid"), { timeout: WAIT_MS }).toBe("true");
       const expiryHelp = await expiry.getAttribute("aria-describedby");
-      expect(await page.locator(`[id="${expiryHelp?.split(" ").at(-1)}"]`).textContent()).toBe(past);
+      expect(await page.locator(`[id="${expiryHelp?.split(" ").at(-1)}"]`).textContent()).toBe(
+        withLabel("Expires on (UTC)", past),
+      );
       expect(await name.getAttribute("aria-invalid")).toBeNull();
       await screenshot(page, "api-keys-03-expiry-refused");
 
