@@ -25,6 +25,7 @@ const EMBEDDED_ONLY = [
   "test/dashboard-conversions.test.ts",
   "test/dashboard-integration-tests.test.ts",
   "test/dashboard-issues.test.ts",
+  "test/dashboard-mcp.test.ts",
   "test/dashboard-notifications.test.ts",
   "test/dashboard-reports.test.ts",
   "test/dashboard-settings.test.ts",

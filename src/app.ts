@@ -36,7 +36,9 @@ import { googleAdsRoutes } from "./features/google-ads/routes.js";
 import { activeVersionRoute } from "./features/health/active-version.js";
 import { buildReport, CachedReport, defaultChecks, type HealthCheck } from "./features/health/index.js";
 import { healthRoutes } from "./features/health/routes.js";
+import { serviceStateRoute } from "./features/health/service-route.js";
 import { issueRoutes } from "./features/issues/routes.js";
+import { mcpConnectionRoutes } from "./features/mcp/connection-routes.js";
 import { mcpRoutes } from "./features/mcp/routes.js";
 import { NOTIFICATION_RETENTION, notifications, statusChangeNotice } from "./features/notifications/index.js";
 import { notificationRoutes } from "./features/notifications/routes.js";
@@ -330,6 +332,8 @@ export async function buildApp(options: AppOptions): Promise<BuiltApp> {
         await v1.register(conversionRoutes(ctx, ctx.tracking));
         await v1.register(reportRoutes(ctx));
         await v1.register(savedReportRoutes(ctx));
+        await v1.register(mcpConnectionRoutes());
+        await v1.register(serviceStateRoute(ctx.build, () => health.get()));
         await v1.register(webhookSettingsRoutes(ctx));
         await v1.register(webhookEventRoutes(ctx));
         await v1.register(sourcePostbackRoutes(ctx));

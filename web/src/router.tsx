@@ -7,6 +7,7 @@ import { catalogRoutes } from "./pages/catalog/routes";
 import { compositesRoutes } from "./pages/composites/routes";
 import { conversionsRoutes } from "./pages/conversions/routes";
 import { issuesRoutes } from "./pages/issues/routes";
+import { mcpRoutes } from "./pages/mcp/routes";
 import { notificationsRoutes } from "./pages/notifications/routes";
 import { Overview } from "./pages/Overview";
 import { reportsRoutes } from "./pages/reports/routes";
@@ -87,6 +88,7 @@ export const router = createRouter({
       ...webhooksRoutes,
       ...notificationsRoutes,
       ...apiKeysRoutes,
+      ...mcpRoutes,
       ...usageRoutes,
       ...issuesRoutes,
       ...settingsRoutes,

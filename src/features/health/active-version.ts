@@ -2,7 +2,7 @@ import type { FastifyPluginAsyncTypebox } from "@fastify/type-provider-typebox";
 import { Type } from "typebox";
 import type { BuildInfo } from "../../platform/build-info.js";
 
-const BuildInfoSchema = Type.Object({
+export const BuildInfoSchema = Type.Object({
   version: Type.String(),
   buildNumber: Type.String(),
   buildTime: Type.String(),

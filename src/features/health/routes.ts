@@ -8,7 +8,7 @@ import type { HealthReport } from "./report.js";
 
 const StatusSchema = Type.Union([Type.Literal("healthy"), Type.Literal("degraded"), Type.Literal("unhealthy")]);
 const ComponentStatus = Type.Object({ status: StatusSchema });
-const Summary = Type.Object({
+export const HealthSummary = Type.Object({
   status: StatusSchema,
   components: Type.Object({
     api: ComponentStatus,
@@ -19,7 +19,7 @@ const Summary = Type.Object({
   checkedAt: Type.String({ format: "date-time" }),
 });
 const Detailed = Type.Object({
-  ...Summary.properties,
+  ...HealthSummary.properties,
   checks: Type.Array(
     Type.Object({
       name: Type.String(),
@@ -54,7 +54,7 @@ export function healthRoutes(ctx: HealthRouteDeps, report: () => Promise<HealthR
           summary: "Service health: api, database, queue, search. 503 only when api or database is down",
           description: "No authentication. Cached for a few seconds. A queue or search problem is 'degraded' with 200.",
           security: [],
-          response: { 200: Envelope(Summary), 503: Envelope(Summary) },
+          response: { 200: Envelope(HealthSummary), 503: Envelope(HealthSummary) },
         },
       },
       async (_request, reply) => {

@@ -7,9 +7,8 @@ import { limitText } from "../../platform/http/rate-limit.js";
 import { authenticate, isRefusedCredential, type Principal } from "../auth/index.js";
 import { ReportsBusy } from "../reports/index.js";
 import { meterRequest } from "../usage/index.js";
+import { MCP_PATH, MCP_SCOPES } from "./access.js";
 import { reportsServer } from "./tools.js";
-
-const MCP_SCOPES = ["reports.read", "reports.update"];
 
 /** Only an ApiKey whose scopes hold reports.read or reports.update; legacy keys are refused. */
 function requireReportsKey(principal: Principal): Extract<Principal, { kind: "apiKey" }> {
@@ -23,7 +22,7 @@ function requireReportsKey(principal: Principal): Extract<Principal, { kind: "ap
       "Legacy API keys (created without scopes) cannot use MCP; create a key with the reports.read scope",
     );
   }
-  if (!principal.scopes.some((s) => MCP_SCOPES.includes(s))) {
+  if (!principal.scopes.some((s) => (MCP_SCOPES as readonly string[]).includes(s))) {
     throw ApiError.forbidden("This API key needs the reports.read or reports.update scope to use MCP");
   }
   return principal;
@@ -67,7 +66,7 @@ export type McpRouteDeps = Pick<
 export function mcpRoutes(ctx: McpRouteDeps) {
   return async (app: FastifyInstance) => {
     app.post(
-      "/mcp",
+      MCP_PATH,
       {
         schema: {
           tags: ["MCP"],
@@ -168,7 +167,7 @@ export function mcpRoutes(ctx: McpRouteDeps) {
     // Stateless: no server-sent event stream to open and no session to end.
     const notAllowed = (_request: unknown, reply: FastifyReply) =>
       jsonRpcError(reply.header("allow", "POST"), 405, "Method not allowed: this MCP endpoint is stateless; use POST");
-    app.get("/mcp", { schema: { hide: true } }, notAllowed);
-    app.delete("/mcp", { schema: { hide: true } }, notAllowed);
+    app.get(MCP_PATH, { schema: { hide: true } }, notAllowed);
+    app.delete(MCP_PATH, { schema: { hide: true } }, notAllowed);
   };
 }

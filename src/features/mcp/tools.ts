@@ -7,7 +7,8 @@ import { boundVisitorData, renderData, VISITOR_TEXT_CUT, VISITOR_TEXT_MAX, visit
 
 const READ_ONLY = { readOnlyHint: true, destructiveHint: false, idempotentHint: true, openWorldHint: false };
 
-const TOOLS = [
+/** The tools this MCP server offers: listed to clients and, by name, on GET /api/v1/mcp. */
+export const TOOLS = [
   {
     name: "list_reports",
     description: "Lists the reports this service can run, with a one-line description each.",

@@ -11480,6 +11480,196 @@ export interface paths {
         };
         trace?: never;
     };
+    "/api/v1/mcp": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** How to connect an MCP client: the endpoint, the header, the scopes a key needs, the tools */
+        get: {
+            parameters: {
+                query?: never;
+                header?: never;
+                path?: never;
+                cookie?: never;
+            };
+            requestBody?: never;
+            responses: {
+                /** @description Default Response */
+                200: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            /** @description Stable snake_case result code: ok, validation_error, unauthorized, ... */
+                            code: string;
+                            data: {
+                                /** @description The Authorization header the endpoint takes, with the key's place */
+                                authorization: string;
+                                /** @description The MCP endpoint's path on this service's origin (Streamable HTTP) */
+                                path: string;
+                                /** @description An API key with any one of these scopes may use the endpoint */
+                                scopes: string[];
+                                tools: {
+                                    description: string;
+                                    name: string;
+                                }[];
+                            };
+                            message: string;
+                        };
+                    };
+                };
+                /** @description Default Response */
+                400: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            /** @description Stable snake_case result code: ok, validation_error, unauthorized, ... */
+                            code: string;
+                            data: null | ({
+                                errors?: {
+                                    message: string;
+                                    path: string;
+                                }[];
+                                requestId?: string;
+                            } & {
+                                [key: string]: unknown;
+                            });
+                            /** @description Names the field, value or placeholder at fault */
+                            message: string;
+                        };
+                    };
+                };
+                /** @description Default Response */
+                401: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            /** @description Stable snake_case result code: ok, validation_error, unauthorized, ... */
+                            code: string;
+                            data: null | ({
+                                errors?: {
+                                    message: string;
+                                    path: string;
+                                }[];
+                                requestId?: string;
+                            } & {
+                                [key: string]: unknown;
+                            });
+                            /** @description Names the field, value or placeholder at fault */
+                            message: string;
+                        };
+                    };
+                };
+                /** @description Default Response */
+                403: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            /** @description Stable snake_case result code: ok, validation_error, unauthorized, ... */
+                            code: string;
+                            data: null | ({
+                                errors?: {
+                                    message: string;
+                                    path: string;
+                                }[];
+                                requestId?: string;
+                            } & {
+                                [key: string]: unknown;
+                            });
+                            /** @description Names the field, value or placeholder at fault */
+                            message: string;
+                        };
+                    };
+                };
+                /** @description Default Response */
+                404: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            /** @description Stable snake_case result code: ok, validation_error, unauthorized, ... */
+                            code: string;
+                            data: null | ({
+                                errors?: {
+                                    message: string;
+                                    path: string;
+                                }[];
+                                requestId?: string;
+                            } & {
+                                [key: string]: unknown;
+                            });
+                            /** @description Names the field, value or placeholder at fault */
+                            message: string;
+                        };
+                    };
+                };
+                /** @description Default Response */
+                429: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            /** @description Stable snake_case result code: ok, validation_error, unauthorized, ... */
+                            code: string;
+                            data: null | ({
+                                errors?: {
+                                    message: string;
+                                    path: string;
+                                }[];
+                                requestId?: string;
+                            } & {
+                                [key: string]: unknown;
+                            });
+                            /** @description Names the field, value or placeholder at fault */
+                            message: string;
+                        };
+                    };
+                };
+                /** @description Default Response */
+                500: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            /** @description Stable snake_case result code: ok, validation_error, unauthorized, ... */
+                            code: string;
+                            data: null | ({
+                                errors?: {
+                                    message: string;
+                                    path: string;
+                                }[];
+                                requestId?: string;
+                            } & {
+                                [key: string]: unknown;
+                            });
+                            /** @description Names the field, value or placeholder at fault */
+                            message: string;
+                        };
+                    };
+                };
+            };
+        };
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/api/v1/me": {
         parameters: {
             query?: never;
@@ -15562,6 +15752,211 @@ export interface paths {
                 };
             };
         };
+        trace?: never;
+    };
+    "/api/v1/service": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** The service's health and deployed build, for account admins */
+        get: {
+            parameters: {
+                query?: never;
+                header?: never;
+                path?: never;
+                cookie?: never;
+            };
+            requestBody?: never;
+            responses: {
+                /** @description Default Response */
+                200: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            /** @description Stable snake_case result code: ok, validation_error, unauthorized, ... */
+                            code: string;
+                            data: {
+                                build: {
+                                    buildNumber: string;
+                                    buildTime: string;
+                                    commitSha: string;
+                                    version: string;
+                                };
+                                health: {
+                                    /** Format: date-time */
+                                    checkedAt: string;
+                                    components: {
+                                        api: {
+                                            status: "healthy" | "degraded" | "unhealthy";
+                                        };
+                                        database: {
+                                            status: "healthy" | "degraded" | "unhealthy";
+                                        };
+                                        queue: {
+                                            status: "healthy" | "degraded" | "unhealthy";
+                                        };
+                                        search: {
+                                            status: "healthy" | "degraded" | "unhealthy";
+                                        };
+                                    };
+                                    status: "healthy" | "degraded" | "unhealthy";
+                                };
+                            };
+                            message: string;
+                        };
+                    };
+                };
+                /** @description Default Response */
+                400: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            /** @description Stable snake_case result code: ok, validation_error, unauthorized, ... */
+                            code: string;
+                            data: null | ({
+                                errors?: {
+                                    message: string;
+                                    path: string;
+                                }[];
+                                requestId?: string;
+                            } & {
+                                [key: string]: unknown;
+                            });
+                            /** @description Names the field, value or placeholder at fault */
+                            message: string;
+                        };
+                    };
+                };
+                /** @description Default Response */
+                401: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            /** @description Stable snake_case result code: ok, validation_error, unauthorized, ... */
+                            code: string;
+                            data: null | ({
+                                errors?: {
+                                    message: string;
+                                    path: string;
+                                }[];
+                                requestId?: string;
+                            } & {
+                                [key: string]: unknown;
+                            });
+                            /** @description Names the field, value or placeholder at fault */
+                            message: string;
+                        };
+                    };
+                };
+                /** @description Default Response */
+                403: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            /** @description Stable snake_case result code: ok, validation_error, unauthorized, ... */
+                            code: string;
+                            data: null | ({
+                                errors?: {
+                                    message: string;
+                                    path: string;
+                                }[];
+                                requestId?: string;
+                            } & {
+                                [key: string]: unknown;
+                            });
+                            /** @description Names the field, value or placeholder at fault */
+                            message: string;
+                        };
+                    };
+                };
+                /** @description Default Response */
+                404: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            /** @description Stable snake_case result code: ok, validation_error, unauthorized, ... */
+                            code: string;
+                            data: null | ({
+                                errors?: {
+                                    message: string;
+                                    path: string;
+                                }[];
+                                requestId?: string;
+                            } & {
+                                [key: string]: unknown;
+                            });
+                            /** @description Names the field, value or placeholder at fault */
+                            message: string;
+                        };
+                    };
+                };
+                /** @description Default Response */
+                429: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            /** @description Stable snake_case result code: ok, validation_error, unauthorized, ... */
+                            code: string;
+                            data: null | ({
+                                errors?: {
+                                    message: string;
+                                    path: string;
+                                }[];
+                                requestId?: string;
+                            } & {
+                                [key: string]: unknown;
+                            });
+                            /** @description Names the field, value or placeholder at fault */
+                            message: string;
+                        };
+                    };
+                };
+                /** @description Default Response */
+                500: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            /** @description Stable snake_case result code: ok, validation_error, unauthorized, ... */
+                            code: string;
+                            data: null | ({
+                                errors?: {
+                                    message: string;
+                                    path: string;
+                                }[];
+                                requestId?: string;
+                            } & {
+                                [key: string]: unknown;
+                            });
+                            /** @description Names the field, value or placeholder at fault */
+                            message: string;
+                        };
+                    };
+                };
+            };
+        };
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
         trace?: never;
     };
     "/api/v1/settings": {

@@ -19,13 +19,14 @@ import "./api-keys.css";
  * left: the API never answers it again.
  */
 export function ApiKeysPage() {
-  const { offset = 0 } = apiKeysRoute.useSearch();
+  const { offset = 0, scopes: preset } = apiKeysRoute.useSearch();
   const navigate = useNavigate({ from: apiKeysRoute.fullPath });
   const me = useMe();
   const can = useCan();
   const admin = can("account.admin");
   const keys = useQuery({ ...keysQuery(offset), enabled: admin });
-  const [creating, setCreating] = useState(false);
+  // A link naming scopes (the MCP page's) opens the form with them checked.
+  const [creating, setCreating] = useState(preset !== undefined);
   const [created, setCreated] = useState<CreatedKey | null>(null);
 
   return (
@@ -48,6 +49,7 @@ export function ApiKeysPage() {
       )}
       {creating && (
         <CreateKeyForm
+          initialScopes={preset?.split(",") ?? []}
           onCreated={(key) => {
             setCreating(false);
             setCreated(key);

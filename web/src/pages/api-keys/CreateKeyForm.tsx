@@ -19,19 +19,32 @@ const expiryOf = (day: string) => (day === "" ? {} : { expirationDate: `${day}T0
  * Creates a key with the scopes the person may grant (GET /api-tokens/scopes). The raw key goes
  * to `onCreated` and nowhere else: the mutation is forgotten at once, so no cache keeps it.
  */
-export function CreateKeyForm({ onCreated, onCancel }: { onCreated: (key: CreatedKey) => void; onCancel: () => void }) {
+export function CreateKeyForm({
+  onCreated,
+  onCancel,
+  initialScopes = [],
+}: {
+  onCreated: (key: CreatedKey) => void;
+  onCancel: () => void;
+  /** Checked at first; one the person may not grant is neither shown nor sent. */
+  initialScopes?: readonly string[];
+}) {
   const queryClient = useQueryClient();
   const scopes = useQuery(scopesQuery);
   const [name, setName] = useState("");
   const [expiry, setExpiry] = useState("");
-  const [chosen, setChosen] = useState<ReadonlySet<string>>(new Set());
+  const [chosen, setChosen] = useState<ReadonlySet<string>>(new Set(initialScopes));
   const create = useMutation({
     gcTime: 0,
     mutationFn: async () =>
       (
         await unwrap(
           api.POST("/api/v1/api-tokens", {
-            body: { name: name.trim(), ...expiryOf(expiry), scopes: [...chosen] },
+            body: {
+              name: name.trim(),
+              ...expiryOf(expiry),
+              scopes: [...chosen].filter((s) => scopes.data?.includes(s)),
+            },
           }),
         )
       ).data,
