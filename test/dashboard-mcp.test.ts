@@ -106,7 +106,8 @@ describe.skipIf(!hasChromium)("dashboard: MCP page", () => {
     try {
       await page.goto(`${origin}/sign-in`);
       await signIn(page, reader);
-      await page.getByRole("link", { name: "MCP", exact: true }).click();
+      // Opened by its address (a reload, a shared link): the page, not the MCP endpoint at /mcp.
+      await page.goto(`${origin}/mcp-setup`);
       await page.locator(".mcp-address").waitFor({ timeout: WAIT_MS });
       await screenshot(page, "mcp-03-reader");
       expect(await page.getByRole("region", { name: "Service" }).count()).toBe(0);

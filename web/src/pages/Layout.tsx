@@ -21,7 +21,7 @@ const NAV = [
       { to: "/webhooks", label: "Outgoing webhooks" },
       { to: "/notifications", label: "Operational webhooks" },
       { to: "/api-keys", label: "API keys" },
-      { to: "/mcp", label: "MCP" },
+      { to: "/mcp-setup", label: "MCP" },
     ],
   },
   {
