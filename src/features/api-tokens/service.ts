@@ -1,5 +1,5 @@
 import { randomSecret, sha256Hex } from "../../platform/crypto.js";
-import type { Queryable } from "../../platform/db/index.js";
+import { isUniqueViolation, type Queryable } from "../../platform/db/index.js";
 import { selectPage } from "../../platform/db/paging.js";
 import { containsPattern } from "../../platform/db/search.js";
 import { ApiError } from "../../platform/http/errors.js";
@@ -55,7 +55,6 @@ function toToken(row: TokenRow): ApiToken {
 }
 
 export const MIN_NAME = 4;
-const UNIQUE_VIOLATION = "23505";
 const NAME_INDEX = "api_tokens_name_unique";
 
 /**
@@ -72,10 +71,7 @@ function oneYearAfter(created: Date): Date {
   return next;
 }
 
-function isNameTaken(error: unknown): boolean {
-  const { code, constraint } = error as { code?: unknown; constraint?: unknown };
-  return code === UNIQUE_VIOLATION && constraint === NAME_INDEX;
-}
+const isNameTaken = (error: unknown) => isUniqueViolation(error, NAME_INDEX);
 
 /**
  * Checks the requested scopes: each must be a real permission (400 naming it) and, when a

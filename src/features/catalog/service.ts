@@ -1,4 +1,4 @@
-import type { Queryable } from "../../platform/db/index.js";
+import { isUniqueViolation, type Queryable } from "../../platform/db/index.js";
 import { Conditions, selectPage } from "../../platform/db/paging.js";
 import { containsPattern } from "../../platform/db/search.js";
 import { ApiError } from "../../platform/http/errors.js";
@@ -92,7 +92,7 @@ function columnValue(field: FieldDef, value: unknown): unknown {
 }
 
 function translateUnique(resource: CatalogResource, input: Input, error: unknown): never {
-  if ((error as { code?: string }).code === "23505") {
+  if (isUniqueViolation(error)) {
     throw ApiError.conflict(`A ${resource.label.toLowerCase()} named '${String(input.name)}' already exists`);
   }
   throw error;

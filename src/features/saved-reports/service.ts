@@ -1,4 +1,4 @@
-import type { Queryable } from "../../platform/db/index.js";
+import { isUniqueViolation, type Queryable } from "../../platform/db/index.js";
 import { selectPage } from "../../platform/db/paging.js";
 import { containsPattern } from "../../platform/db/search.js";
 import { ApiError } from "../../platform/http/errors.js";
@@ -33,7 +33,6 @@ interface Row {
 }
 
 const COLUMNS = "s.id, s.name, s.report, s.params, s.created_by_id, s.created_by_name, s.created_at";
-const UNIQUE_VIOLATION = "23505";
 const NAME_INDEX = "saved_reports_name_unique";
 const PARAM_NAME = /^[A-Za-z0-9_-]+$/;
 
@@ -54,10 +53,8 @@ function nameTaken(name: string): ApiError {
   return new ApiError("conflict", message, { errors: [{ path: "name", message: "is already taken" }] });
 }
 
-function isNameTaken(error: unknown): boolean {
-  const { code, constraint } = error as { code?: unknown; constraint?: unknown };
-  return code === UNIQUE_VIOLATION && constraint === NAME_INDEX;
-}
+// The unique index (tenant, lower(name)) decides a taken name, also between concurrent saves.
+const isNameTaken = (error: unknown) => isUniqueViolation(error, NAME_INDEX);
 
 /** Trims the name; the schema bounds its length, a blank one is refused here. */
 function cleanName(raw: string): string {
@@ -77,14 +74,6 @@ function checkParams(params: Record<string, string>): Record<string, string> {
     }
   }
   return params;
-}
-
-async function assertNameFree(db: Queryable, tenantId: string, name: string, exceptId?: string): Promise<void> {
-  const taken = await db.query(
-    "select 1 from saved_reports where tenant_id = $1 and lower(name) = lower($2) and id <> $3",
-    [tenantId, name, exceptId ?? ""],
-  );
-  if (taken.length > 0) throw nameTaken(name);
 }
 
 /**
@@ -107,7 +96,6 @@ export async function createSavedReport(
   if ((count?.n ?? 0) >= L.perTenant) {
     throw ApiError.conflict(`This tenant already has ${L.perTenant} saved reports, the most allowed; delete one first`);
   }
-  await assertNameFree(db, tenantId, name);
   const id = newId("srp");
   try {
     await db.query(
@@ -186,7 +174,6 @@ export async function updateSavedReport(
   const name = patch.name === undefined ? undefined : cleanName(patch.name);
   const params = patch.params === undefined ? undefined : checkParams(patch.params);
   const found = await editable(db, tenantId, id, editor);
-  if (name !== undefined) await assertNameFree(db, tenantId, name, id);
   try {
     await db.query(
       `update saved_reports set name = coalesce($3, name), params = coalesce($4::jsonb, params)

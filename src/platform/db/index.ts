@@ -6,6 +6,7 @@ import { openPostgres } from "./postgres.js";
 import { DEFAULT_STATEMENT_TIMEOUT_MS } from "./statement-timeout.js";
 import type { Db } from "./types.js";
 
+export { isUniqueViolation } from "./errors.js";
 export { migrate } from "./migrate.js";
 export { prepared, statementText } from "./prepared.js";
 export type { Db, Queryable } from "./types.js";
