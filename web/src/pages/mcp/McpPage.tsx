@@ -36,7 +36,7 @@ export function McpPage() {
   const can = useCan();
   const connection = useQuery({ queryKey: ["mcp", "connection"], queryFn: fetchConnection });
   return (
-    <>
+    <div className="mcp-page">
       <h1>MCP</h1>
       <p className="muted">
         AI assistants that speak the Model Context Protocol can run this account's reports through the MCP endpoint,
@@ -50,7 +50,7 @@ export function McpPage() {
         <Connect connection={connection.data} canCreateKeys={can("account.admin")} />
       )}
       {can("account.admin") && <ServiceStatus />}
-    </>
+    </div>
   );
 }
 
@@ -90,7 +90,7 @@ function Connect({ connection, canCreateKeys }: { connection: Connection; canCre
           . Keys created before scopes existed are refused.
         </p>
         {canCreateKeys ? (
-          <Link to="/api-keys" search={{ scopes: connection.scopes.slice(0, 1).join(",") }} className="button">
+          <Link to="/api-keys" search={{ scopes: connection.scopes.slice(0, 1).join(",") }} className="button primary">
             Create a key for MCP
           </Link>
         ) : (
