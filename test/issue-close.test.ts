@@ -125,6 +125,20 @@ describe("POST /issues/{id}/close", () => {
     expect(again.statusCode, again.body).toBe(409);
   });
 
+  it("opens again, without the reason, when the webhook fails after a close by hand", async () => {
+    const who = await seedTenancy(t);
+    const { issue } = await failingHook(who, "fails-again");
+    expect((await close(who.bearer, issue.id, { reason: "Looked into it" })).statusCode).toBe(200);
+    // The cause was not gone: the next failed delivery raises the failure issue again.
+    await convert(t, who.apiKey);
+    await t.ctx.delivery.tick();
+    const open = (await issuesOf(t, who.apiKey, "outgoing_webhook_failed")).filter(
+      (i) => i.subject.id === issue.subject.id && i.status === "open",
+    );
+    expect(open).toHaveLength(1);
+    expect(open[0]).toMatchObject({ closedReason: null, closedAt: null });
+  });
+
   it("refuses another tenant's issue (404), without the permission (403) and a bad reason (400)", async () => {
     const who = await seedTenancy(t);
     const { issue } = await failingHook(who, "refusals");
