@@ -5,7 +5,6 @@ import type { AppContext } from "../../context.js";
 import type { Queryable } from "../../platform/db/index.js";
 import { conflictResponses, Envelope, errorResponses, ok, PagedEnvelope, paged } from "../../platform/http/envelope.js";
 import { ApiError } from "../../platform/http/errors.js";
-import { refusedInEnvelope } from "../../platform/http/rate-limit.js";
 import { actorOf } from "../audit/index.js";
 import { callerOf } from "../auth/index.js";
 import { getUpload, listQueue, listUploads } from "./history.js";
@@ -201,10 +200,8 @@ export function googleAdsRoutes(ctx: GoogleAdsRouteDeps, ads: Pick<GoogleAds, "b
         const change = changeOf(request);
         const sourceId = request.params.id;
         await integrationOf(ctx.db, change.tenantId, sourceId);
-        const { simulatePerWebhookPerMinute, windowMs } = app.limits.options;
         const key = `google-ads-test:${change.tenantId}:${sourceId}`;
-        const budget = await app.limits.take(key, simulatePerWebhookPerMinute, windowMs);
-        if (!budget.allowed) throw refusedInEnvelope(reply, budget, "connection tests of this integration");
+        await app.limits.takeTrialSend(reply, key, "connection tests of this integration");
         const result = await testConnection(ctx.db, change.tenantId, sourceId, {
           box: ads.box,
           endpoints: ctx.config.google,

@@ -12,7 +12,6 @@ import {
   paged,
 } from "../../platform/http/envelope.js";
 import { ApiError } from "../../platform/http/errors.js";
-import { refusedInEnvelope } from "../../platform/http/rate-limit.js";
 import { actorOf } from "../audit/index.js";
 import { callerOf } from "../auth/index.js";
 import { listDeliveries } from "./history.js";
@@ -221,9 +220,7 @@ export function notificationRoutes(ctx: NotificationRouteDeps): FastifyPluginAsy
         const id = request.params.id;
         const webhook = await getNotificationWebhook(ctx.db, change.tenantId, id, change.at);
         if (!webhook) throw ApiError.notFound("Webhook", id);
-        const { simulatePerWebhookPerMinute, windowMs } = app.limits.options;
-        const budget = await app.limits.take(`notification-test:${webhook.id}`, simulatePerWebhookPerMinute, windowMs);
-        if (!budget.allowed) throw refusedInEnvelope(reply, budget, "test messages to this webhook");
+        await app.limits.takeTrialSend(reply, `notification-test:${webhook.id}`, "test messages to this webhook");
         const settings = { timeoutMs: ctx.config.webhookTimeoutMs, policy: change.policy, box: change.box };
         const result = await sendTestMessage(ctx.db, change.tenantId, webhook.id, settings, ctx.clock.now());
         await auditTestMessage(ctx.db, { ...change, webhookId: webhook.id, result, at: ctx.clock.now() });

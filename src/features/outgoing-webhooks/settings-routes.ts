@@ -4,7 +4,6 @@ import { Type } from "typebox";
 import type { AppContext } from "../../context.js";
 import { conflictResponses, Envelope, errorResponses, ok, PagedEnvelope, paged } from "../../platform/http/envelope.js";
 import { ApiError } from "../../platform/http/errors.js";
-import { refusedInEnvelope } from "../../platform/http/rate-limit.js";
 import { AddressPolicy } from "../../platform/webhook-sender.js";
 import { actorOf } from "../audit/index.js";
 import { callerOf } from "../auth/index.js";
@@ -197,9 +196,7 @@ export function webhookSettingsRoutes(ctx: WebhookSettingsRouteDeps): FastifyPlu
         assertSimulable(webhook.status, webhook.id);
         // Each simulation sends a real request outside the monthly allowance: a small budget per
         // webhook, spent only by simulations that will be sent.
-        const { simulatePerWebhookPerMinute, windowMs } = app.limits.options;
-        const budget = await app.limits.take(`simulate:${webhook.id}`, simulatePerWebhookPerMinute, windowMs);
-        if (!budget.allowed) throw refusedInEnvelope(reply, budget, "simulations of this webhook");
+        await app.limits.takeTrialSend(reply, `simulate:${webhook.id}`, "simulations of this webhook");
         const eventId = await ctx.db.transaction((tx) => simulate(tx, change.tenantId, webhook.id, type, change.at));
         return reply.status(202).send(ok({ eventId }, "Request sent"));
       },

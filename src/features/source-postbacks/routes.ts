@@ -2,7 +2,6 @@ import type { FastifyPluginAsyncTypebox } from "@fastify/type-provider-typebox";
 import type { AppContext } from "../../context.js";
 import { parseDateRange } from "../../platform/http/dates.js";
 import { conflictResponses, Envelope, errorResponses, ok, PagedEnvelope, paged } from "../../platform/http/envelope.js";
-import { refusedInEnvelope } from "../../platform/http/rate-limit.js";
 import { AddressPolicy } from "../../platform/webhook-sender.js";
 import { actorOf } from "../audit/index.js";
 import { callerOf } from "../auth/index.js";
@@ -120,10 +119,8 @@ export function sourcePostbackRoutes(ctx: SourcePostbackRouteDeps): FastifyPlugi
         const sourceId = request.params.id;
         const postback = await postbackToTest(ctx.db, caller.tenantId, sourceId);
         // Each test sends a real request outside the webhook allowance: the simulations' budget.
-        const { simulatePerWebhookPerMinute, windowMs } = app.limits.options;
         const key = `postback-test:${caller.tenantId}:${sourceId}`;
-        const budget = await app.limits.take(key, simulatePerWebhookPerMinute, windowMs);
-        if (!budget.allowed) throw refusedInEnvelope(reply, budget, "postback tests of this traffic source");
+        await app.limits.takeTrialSend(reply, key, "postback tests of this traffic source");
         const result = await sendTestPostback(postback, sendSettings);
         await auditPostbackTest(ctx.db, {
           tenantId: caller.tenantId,

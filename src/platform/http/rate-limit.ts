@@ -212,6 +212,17 @@ export class Limiter {
     return () => this.fail(failures, windowMs);
   }
 
+  /**
+   * A request a person sends outward by hand (a webhook's simulation, an integration's test):
+   * SIMULATE_PER_WEBHOOK_PER_MINUTE per `key` (one integration), outside the webhook allowance.
+   * Throws the 429 naming `what` past it.
+   */
+  async takeTrialSend(reply: FastifyReply, key: string, what: string): Promise<void> {
+    const { simulatePerWebhookPerMinute, windowMs } = this.options;
+    const budget = await this.take(key, simulatePerWebhookPerMinute, windowMs);
+    if (!budget.allowed) throw refusedInEnvelope(reply, budget, what);
+  }
+
   /** An API key's budget, shared by /api/v1 and /mcp (same counter as the /api/v1 plugin). */
   takeApiKey(tokenId: string, cost: number): Promise<Verdict> {
     return this.take(`rl:key:${tokenId}`, this.options.max, this.options.windowMs, cost);
