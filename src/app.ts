@@ -52,6 +52,7 @@ import {
   webhookStatusFanOut,
 } from "./features/outgoing-webhooks/index.js";
 import { webhookSettingsRoutes } from "./features/outgoing-webhooks/settings-routes.js";
+import { POSTBACK_LOG_RETENTION, postbackLogRoutes } from "./features/postback-log/index.js";
 import { ReportGate, reportSlots, rollupBlocksJob } from "./features/reports/index.js";
 import { reportRoutes } from "./features/reports/routes.js";
 import { savedReportRoutes } from "./features/saved-reports/routes.js";
@@ -177,6 +178,7 @@ export async function buildApp(options: AppOptions): Promise<BuiltApp> {
       ...WEBHOOK_RETENTION,
       ...SOURCE_POSTBACK_RETENTION,
       ...GOOGLE_ADS_RETENTION,
+      ...POSTBACK_LOG_RETENTION,
     ]),
   );
   jobs.register(apiTokenExpiryJob(unbounded));
@@ -330,6 +332,7 @@ export async function buildApp(options: AppOptions): Promise<BuiltApp> {
         await v1.register(catalogRoutes(ctx, { traffic_sources: trafficSourcePostbacks(config) }));
         await v1.register(linkGeneratorRoutes(ctx));
         await v1.register(conversionRoutes(ctx, ctx.tracking));
+        await v1.register(postbackLogRoutes(ctx));
         await v1.register(reportRoutes(ctx));
         await v1.register(savedReportRoutes(ctx));
         await v1.register(mcpConnectionRoutes());

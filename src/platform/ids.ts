@@ -38,7 +38,8 @@ export type IdPrefix =
   | "msg"
   | "gup"
   | "tsp"
-  | "srp";
+  | "srp"
+  | "pbl";
 
 // Random bytes are drawn 4 KiB at a time: one syscall per ~400 ids instead of one per id,
 // which matters because every request gets an id.

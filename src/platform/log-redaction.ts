@@ -38,7 +38,7 @@ const SECRET_HEADERS = new Set([
 ]);
 
 /** True when a query parameter (or object key) of this name holds a credential. */
-function isSecretName(rawName: string): boolean {
+export function isSecretName(rawName: string): boolean {
   let name: string;
   try {
     name = decodeURIComponent(rawName.replace(/\+/g, " "));

@@ -1,11 +1,14 @@
 import type { FastifyPluginAsyncTypebox } from "@fastify/type-provider-typebox";
+import type { FastifyRequest } from "fastify";
 import { Type } from "typebox";
 import type { AppContext } from "../../context.js";
+import { toApiError } from "../../platform/http/conventions.js";
 import { parseDateRange } from "../../platform/http/dates.js";
 import { Envelope, errorResponses, ok, PagedEnvelope, paged } from "../../platform/http/envelope.js";
-import { ApiError } from "../../platform/http/errors.js";
+import { ApiError, type FieldError } from "../../platform/http/errors.js";
 import { requireTimeZone } from "../../platform/time-zone.js";
 import { callerOf } from "../auth/index.js";
+import { recordedLines, refusedLines, writePostbackLog } from "../postback-log/index.js";
 import { tenantTimeZone } from "../tenants/index.js";
 import {
   type ConversionInput,
@@ -28,6 +31,7 @@ import {
   ConversionListItem,
   ConversionListQuery,
   Conversion as ConversionSchema,
+  MAX_CONVERSION_BATCH,
   NewConversionsBody,
   RecordedBatch,
   RecordedConversion,
@@ -67,6 +71,21 @@ function canonicalizeTypes(body: unknown): void {
   if (Array.isArray(items)) items.forEach(fix);
 }
 
+/**
+ * Logs the items of a refused POST /conversions (a 400: a field error, a body that is no JSON) in
+ * the postback log, when the caller is known: nothing of it was recorded, and the log says why.
+ */
+async function logRefusedItems(ctx: ConversionRouteDeps, request: FastifyRequest, error: Error): Promise<void> {
+  const { apiError } = toApiError(error, request.id);
+  if (apiError.status !== 400 || !request.principal) return;
+  const body: unknown = request.body;
+  const items = typeof body === "object" && body !== null ? (body as Record<string, unknown>).items : undefined;
+  const sent = Array.isArray(items) ? items.slice(0, MAX_CONVERSION_BATCH) : [body];
+  const errors = (apiError.data?.errors as FieldError[] | undefined) ?? [];
+  const call = { tenantId: request.principal.tenantId, at: ctx.clock.now(), via: "api" as const };
+  await writePostbackLog(ctx.db, request.log, refusedLines(call, sent, errors, apiError.message));
+}
+
 /** What these routes use of the app's shared parts (assembled in app.ts). */
 export type ConversionRouteDeps = Pick<AppContext, "db" | "clock" | "config">;
 
@@ -80,6 +99,8 @@ export function conversionRoutes(ctx: ConversionRouteDeps, tracking: Tracking): 
       {
         config: { permission: "conversions.update" },
         preValidation: async (request) => canonicalizeTypes(request.body),
+        // A refused call is logged too (its items, each with why), for the caller's integrator.
+        onError: async (request, _reply, error) => logRefusedItems(ctx, request, error),
         schema: {
           tags: ["Conversions"],
           summary: "Record one conversion, or a batch of up to 1,000 as { items: [...] }",
@@ -104,8 +125,11 @@ export function conversionRoutes(ctx: ConversionRouteDeps, tracking: Tracking): 
           throw ApiError.validation(Object.keys(single)[0] ?? "items", "must not be sent beside items");
         }
         if (!batch && single.type === undefined) throw ApiError.validation("type", "is required");
-        const valid = readConversions(batch ? items : [single], batch, ctx.clock.now(), limits);
+        const sent = batch ? items : [single];
+        const now = ctx.clock.now();
+        const valid = readConversions(sent, batch, now, limits);
         const recorded = await tracking.recordConversions(tenantId, valid, callerOrigin(callerOf(request)));
+        await writePostbackLog(ctx.db, request.log, recordedLines({ tenantId, at: now, via: "api" }, sent, recorded));
         const answers = recorded.map((r) => ({
           ...r.conversion,
           duplicate: r.duplicate,

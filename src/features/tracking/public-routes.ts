@@ -3,8 +3,10 @@ import { Type } from "typebox";
 import type { AppContext } from "../../context.js";
 import { sha256Hex } from "../../platform/crypto.js";
 import { toApiError } from "../../platform/http/conventions.js";
+import type { FieldError } from "../../platform/http/errors.js";
 import { NullableString } from "../../platform/http/nullable.js";
 import { limitText, type Verdict } from "../../platform/http/rate-limit.js";
+import { recordedLines, refusedLines, writePostbackLog } from "../postback-log/index.js";
 import { clickRoute } from "./click-route.js";
 import {
   type ConversionInput,
@@ -112,6 +114,20 @@ function fieldsOf(source: unknown): ConversionInput {
   };
 }
 
+/**
+ * What a postback call sent, for its log line: the query string as it came (read from the URL:
+ * the route has rewritten a type's spelling in the parsed one) and, posted, the body's fields.
+ */
+function sentOf(request: FastifyRequest): Record<string, unknown> {
+  const body = request.body;
+  const url = request.raw.url ?? "";
+  const query = url.includes("?") ? url.slice(url.indexOf("?") + 1) : "";
+  return {
+    ...Object.fromEntries(new URLSearchParams(query)),
+    ...(typeof body === "object" && body !== null && !Array.isArray(body) ? body : {}),
+  };
+}
+
 /** What these routes use of the app's shared parts (assembled in app.ts). */
 export type TrackingPublicRouteDeps = Pick<AppContext, "db" | "clock" | "config" | "usage">;
 
@@ -142,30 +158,61 @@ export function trackingPublicRoutes(ctx: TrackingPublicRouteDeps, tracking: Tra
     const { limits } = app;
     // The API's limits (CONVERSION_MAX_FUTURE_S): a postback's occurredAt is held to the same rules.
     const timeLimits = conversionTimeLimits(ctx.config);
+    const via = "postback" as const;
+    /** The tenant whose postback key this is, or null. */
+    const tenantOfKey = async (key: string): Promise<string | null> => {
+      tracking.postbackKeyLookups += 1;
+      const [tenant] = await ctx.db.query<{ id: string }>("select id from tenants where postback_key_hash = $1", [
+        sha256Hex(key),
+      ]);
+      return tenant?.id ?? null;
+    };
+    // A call the route's schema refused (a type no conversion has) is logged for the key's tenant;
+    // with an unknown key it is not: that refusal never got as far as the key.
+    const logRefusedCall = async (
+      request: FastifyRequest<{ Params: { postbackKey: string } }>,
+      error: FastifyError,
+    ): Promise<void> => {
+      const { apiError } = toApiError(error, request.id);
+      if (apiError.status !== 400) return;
+      const tenantId = await tenantOfKey(request.params.postbackKey);
+      if (tenantId === null) return;
+      const errors = (apiError.data?.errors as FieldError[] | undefined) ?? [];
+      const call = { tenantId, at: ctx.clock.now(), via };
+      await writePostbackLog(ctx.db, request.log, refusedLines(call, [sentOf(request)], errors, apiError.message));
+    };
     const postback = async (
       request: FastifyRequest,
       key: string,
       fields: ConversionInput,
       reply: FastifyReply,
     ): Promise<FastifyReply> => {
-      tracking.postbackKeyLookups += 1;
-      const [tenant] = await ctx.db.query<{ id: string }>("select id from tenants where postback_key_hash = $1", [
-        sha256Hex(key),
-      ]);
-      if (!tenant) {
-        // An unknown key is a refused credential of the address (AUTH_FAILURES_PER_IP_PER_MINUTE).
+      const tenantId = await tenantOfKey(key);
+      const now = ctx.clock.now();
+      const sent = [sentOf(request)];
+      if (tenantId === null) {
+        // An unknown key is a refused credential of the address (AUTH_FAILURES_PER_IP_PER_MINUTE),
+        // which also bounds how many such calls an address gets into the log.
         await limits.credentialFailed(request.ip);
+        const unknown = [{ path: "postbackKey", message: "is not the postback key of any tenant" }];
+        await writePostbackLog(ctx.db, request.log, refusedLines({ tenantId, at: now, via }, sent, unknown, ""));
         return refuse(reply, 404, "Unknown postback key");
       }
+      const call = { tenantId, at: now, via };
       let item: ReturnType<typeof readConversion>;
       try {
-        item = readConversion(fields, "", ctx.clock.now(), timeLimits);
+        item = readConversion(fields, "", now, timeLimits);
       } catch (error) {
-        if (error instanceof ConversionInputError) return refuse(reply, 400, error.message);
+        if (error instanceof ConversionInputError) {
+          const errors = [{ path: error.path, message: error.reason }];
+          await writePostbackLog(ctx.db, request.log, refusedLines(call, sent, errors, error.message));
+          return refuse(reply, 400, error.message);
+        }
         throw error;
       }
-      const [recorded] = await tracking.recordConversions(tenant.id, [item], POSTBACK_ORIGIN);
+      const [recorded] = await tracking.recordConversions(tenantId, [item], POSTBACK_ORIGIN);
       if (!recorded) throw new Error("recording a conversion returned nothing");
+      await writePostbackLog(ctx.db, request.log, recordedLines(call, sent, [recorded]));
       const { conversion, duplicate, statusChanged } = recorded;
       return reply.status(duplicate ? 200 : 201).send({
         status: duplicate ? "duplicate" : "ok",
@@ -226,6 +273,7 @@ export function trackingPublicRoutes(ctx: TrackingPublicRouteDeps, tracking: Tra
         },
         onRequest: postbackBudget,
         preValidation: async (request) => canonicalizeType(request.query),
+        onError: async (request, _reply, error) => logRefusedCall(request, error),
       },
       (request, reply) => postback(request, request.params.postbackKey, fieldsOf(request.query), reply),
     );
@@ -243,6 +291,7 @@ export function trackingPublicRoutes(ctx: TrackingPublicRouteDeps, tracking: Tra
           canonicalizeType(request.query);
           canonicalizeType(request.body);
         },
+        onError: async (request, _reply, error) => logRefusedCall(request, error),
       },
       // Values in the query string count too, for programs that post with parameters in the URL.
       (request, reply) =>

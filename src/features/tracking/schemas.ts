@@ -83,11 +83,14 @@ const conversionFields = {
 
 export const NewConversion = Type.Object(conversionFields, { additionalProperties: false });
 
+/** The most items one POST /conversions may carry. */
+export const MAX_CONVERSION_BATCH = 1000;
+
 /** One conversion, or `{ items: [...] }` with up to 1,000. */
 export const NewConversionsBody = Type.Object(
   {
     ...Type.Partial(NewConversion).properties,
-    items: Type.Optional(Type.Array(NewConversion, { minItems: 1, maxItems: 1000 })),
+    items: Type.Optional(Type.Array(NewConversion, { minItems: 1, maxItems: MAX_CONVERSION_BATCH })),
   },
   { additionalProperties: false, description: "One conversion object, or { items: [...] } (at most 1,000)" },
 );
