@@ -28,6 +28,7 @@ interface ClickRow {
   ip: string | null;
   country: string | null;
   referrer: string | null;
+  bot_reason: string | null;
 }
 
 let t: TestApp;
@@ -220,12 +221,13 @@ describe("GET /go/{linkId}/{sourceId}", () => {
     ["Googlebot", "Mozilla/5.0 (compatible; Googlebot/2.1; +http://www.google.com/bot.html)"],
     ["facebookexternalhit", "facebookexternalhit/1.1 (+http://www.facebook.com/externalhit_uatext.php)"],
     ["bingbot", "Mozilla/5.0 (compatible; bingbot/2.0; +http://www.bing.com/bingbot.htm)"],
-  ])("redirects a bot (%s) without storing a click", async (_name, userAgent) => {
+  ])("redirects a bot (%s) and stores its click flagged, never unique", async (_name, userAgent) => {
     const before = await clickCount();
     const res = await click(goPath(cat.linkId, cat.trafficSourceId), { headers: { "user-agent": userAgent } });
     expect(res.statusCode).toBe(302);
-    expect(await stored(clickIdOf(res.headers.location))).toBeUndefined();
-    expect(await clickCount()).toBe(before);
+    const row = await stored(clickIdOf(res.headers.location));
+    expect(row).toMatchObject({ bot_reason: "user_agent", is_unique: false });
+    expect(await clickCount()).toBe(before + 1);
   });
 
   it("answers a 404 page for unknown, malformed and cross-tenant ids, and stores nothing", async () => {

@@ -45,7 +45,15 @@ beforeAll(async () => {
   w = await runWorkload(t, who, catalog, { seed: 77001, start: START, clicks: 480, earlyClicks: 30 });
   // The other tenant: 4 clicks on its one link.
   for (let i = 0; i < 4; i++) {
-    const res = await t.call({ method: "GET", url: `/go/${otherCat.linkId}/${otherCat.trafficSourceId}` });
+    // A browser's user agent: the inject default ("lightMyRequest") is an HTTP tool's, a bot's.
+    const res = await t.call({
+      method: "GET",
+      url: `/go/${otherCat.linkId}/${otherCat.trafficSourceId}`,
+      headers: {
+        "user-agent":
+          "Mozilla/5.0 (Windows NT 10.0; Win64; x64) AppleWebKit/537.36 (KHTML, like Gecko) Chrome/126.0.0.0 Safari/537.36",
+      },
+    });
     expect(res.statusCode).toBe(302);
   }
   await t.ctx.tracking.clicks.flush();

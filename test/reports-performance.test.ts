@@ -38,7 +38,12 @@ beforeAll(async () => {
     const res = await t.call({
       method: "GET",
       url: `/go/${otherCat.linkId}/${otherCat.trafficSourceId}`,
-      headers: { "user-agent": "Mozilla/5.0 Other", "cf-ipcountry": "DE" },
+      // A browser's full user agent: a bare "Mozilla/5.0 Other" is one isbot takes for a bot's.
+      headers: {
+        "user-agent":
+          "Mozilla/5.0 (Windows NT 10.0; Win64; x64) AppleWebKit/537.36 (KHTML, like Gecko) Chrome/126.0.0.0 Safari/537.36",
+        "cf-ipcountry": "DE",
+      },
     });
     expect(res.statusCode).toBe(302);
   }

@@ -23,7 +23,14 @@ async function count(table: string): Promise<number> {
 
 /** A click (with a page view and a conversion) made at the clock's current time. */
 async function traffic(tag: string): Promise<void> {
-  const go = await t.call({ method: "GET", url: `/go/${cat.linkId}/${cat.trafficSourceId}?ext=${tag}` });
+  // A browser's user agent: the inject default ("lightMyRequest") is an HTTP tool's, a bot's.
+  const go = await t.call({
+    method: "GET",
+    url: `/go/${cat.linkId}/${cat.trafficSourceId}?ext=${tag}`,
+    headers: {
+      "user-agent": "Mozilla/5.0 (X11; Linux x86_64) AppleWebKit/537.36 (KHTML, like Gecko) Chrome/126.0 Safari/537.36",
+    },
+  });
   const clickId = new URL(String(go.headers.location)).searchParams.get("cid");
   const view = await t.call({
     method: "POST",

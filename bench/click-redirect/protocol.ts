@@ -36,8 +36,18 @@ export interface Explained {
   byStep: Record<string, number>;
 }
 
+/** The click facts' lookups (click-facts) alone, in the service process: CPU per call. */
+export interface FactsCost {
+  lookups: number;
+  /** clickFacts() with a different public address each time and the load's (cached) user agent. */
+  perClickUs: number;
+  /** The same with a user agent never seen before: bowser and isbot parse it. */
+  newAgentUs: number;
+}
+
 export type FromParent =
   | { type: "cpu" }
+  | { type: "facts"; lookups: number }
   | { type: "flush" }
   | { type: "record"; clicks: number }
   | { type: "explain"; clicks: number }
@@ -49,5 +59,6 @@ export type ToParent =
   | { type: "flushed"; written: number }
   | ({ type: "recorded" } & Recorded)
   | ({ type: "explained" } & Explained)
+  | ({ type: "facts" } & FactsCost)
   | { type: "stopped"; stored: number; rolledUp: number; written: number; dropped: number }
   | { type: "failed"; message: string };

@@ -8,7 +8,7 @@ import { openPglite } from "../../src/platform/db/pglite.js";
 import { openPostgres } from "../../src/platform/db/postgres.js";
 import { seedBenchTenant } from "../shared.js";
 import type { Catalog, FromParent, ToParent } from "./protocol.js";
-import { explainClickBatch, recordWithoutRoute } from "./stages.js";
+import { explainClickBatch, factsCost, recordWithoutRoute } from "./stages.js";
 
 /**
  * The service under load, in a process of its own (as in production), so that its CPU time is
@@ -69,7 +69,8 @@ async function storedClicks(db: Db, tenantId: string): Promise<{ stored: number;
     tenantId,
   ]);
   const [rollups] = await db.query<{ n: number }>(
-    "select coalesce(sum(clicks), 0)::int as n from daily_rollups where tenant_id = $1",
+    // Bots' clicks are stored too, counted apart (bot_clicks).
+    "select coalesce(sum(clicks + bot_clicks), 0)::int as n from daily_rollups where tenant_id = $1",
     [tenantId],
   );
   return { stored: clicks?.n ?? 0, rolledUp: rollups?.n ?? 0 };
@@ -125,6 +126,9 @@ async function runApp(): Promise<void> {
         return;
       case "record":
         send({ type: "recorded", ...(await recordWithoutRoute(db, clicks, catalog, message.clicks)) });
+        return;
+      case "facts":
+        send({ type: "facts", ...factsCost(message.lookups) });
         return;
       case "explain":
         send({ type: "explained", ...(await explainClickBatch(db, catalog, message.clicks)) });

@@ -1,8 +1,9 @@
+import { clickFacts } from "../../src/features/click-facts/index.js";
 import type { ClickBuffer } from "../../src/features/tracking/click-buffer.js";
 import { type Click, clickBatchStatement } from "../../src/features/tracking/click-writer.js";
 import type { Db } from "../../src/platform/db/index.js";
 import { newId } from "../../src/platform/ids.js";
-import type { Catalog, Explained, Recorded } from "./protocol.js";
+import type { Catalog, Explained, FactsCost, Recorded } from "./protocol.js";
 
 /**
  * The click path's stages measured apart from the route, in the service process: the buffer
@@ -46,6 +47,36 @@ const cpuUs = () => {
   const { user, system } = process.cpuUsage();
   return user + system;
 };
+
+const NO_HINTS = { brands: null, mobile: null, platform: null };
+
+/** A public-looking address for lookup `i`: IPv4 spread over the space, every tenth one IPv6. */
+function addressOf(i: number): string {
+  const n = Math.imul(i + 1, 2654435761) >>> 0;
+  if (i % 10 === 9) return `2a0${i % 7}:${(n >>> 16).toString(16)}:${(n & 0xffff).toString(16)}::1`;
+  return `${((n >>> 24) % 222) + 1}.${(n >>> 16) & 255}.${(n >>> 8) & 255}.${n & 255}`;
+}
+
+/**
+ * What the click facts cost a click, apart from the route: the country and data-center lookups
+ * for a different address each time, the user agent from the cache (as under load, where user
+ * agents repeat); and a user agent never seen before, parsed.
+ */
+export function factsCost(lookups: number): FactsCost {
+  // Warm: the databases are loaded and the load's user agent is cached.
+  clickFacts({ ip: "127.0.0.1", userAgent: USER_AGENT, hints: NO_HINTS, cdnCountry: null });
+  const started = cpuUs();
+  for (let i = 0; i < lookups; i++)
+    clickFacts({ ip: addressOf(i), userAgent: USER_AGENT, hints: NO_HINTS, cdnCountry: null });
+  const perClick = cpuUs() - started;
+  const parsing = cpuUs();
+  for (let i = 0; i < lookups; i++) {
+    const agent = USER_AGENT.replace("126.0.0.0", `126.${i % 1000}.${Math.floor(i / 1000)}.0`);
+    clickFacts({ ip: "127.0.0.1", userAgent: agent, hints: NO_HINTS, cdnCountry: null });
+  }
+  const newAgent = cpuUs() - parsing;
+  return { lookups, perClickUs: perClick / lookups, newAgentUs: newAgent / lookups };
+}
 
 /** Adds `count` clicks to the app's own buffer, then waits until they are written. */
 export async function recordWithoutRoute(

@@ -136,13 +136,15 @@ export interface ModelEvent {
   day: string;
   dims: Dims;
   click?: { unique: boolean };
+  /** A bot's click: stored flagged, counted in botClicks only, without its tracker. */
+  bot?: true;
   conversion?: { type: ConversionType; cents: number };
 }
 
 export interface Workload {
   catalog: WorkloadCatalog;
   events: ModelEvent[];
-  /** Requests to /go that must not count (bots, HEAD). */
+  /** Requests to /go that must not count as clicks (bots, HEAD). */
   notCounted: number;
   duplicates: number;
 }
@@ -324,11 +326,27 @@ export async function runWorkload(
     expect(res.statusCode).toBe(302);
     const id = new URL(String(res.headers.location)).searchParams.get("cid") as string;
     expect(id).toMatch(/^clk_/);
+    const day = at.toISOString().slice(0, 10);
+    if (bot) {
+      // Stored flagged and counted apart: no tracker, no visitor.
+      events.push({
+        day,
+        dims: {
+          accountId: link.accountId,
+          linkId: link.id,
+          brandId: link.brandId,
+          programId: link.programId,
+          sourceId: source.id,
+          trackerId: 0,
+          country,
+        },
+        bot: true,
+      });
+    }
     if (bot || head) {
       notCounted += 1;
       return;
     }
-    const day = at.toISOString().slice(0, 10);
     const dims: Dims = {
       accountId: link.accountId,
       linkId: link.id,
@@ -386,6 +404,7 @@ export async function runWorkload(
 interface Measures {
   clicks: number;
   unique: number;
+  bots: number;
   signups: number;
   ftd: number;
   qualifiers: number;
@@ -398,6 +417,7 @@ interface Measures {
 const zero = (): Measures => ({
   clicks: 0,
   unique: 0,
+  bots: 0,
   signups: 0,
   ftd: 0,
   qualifiers: 0,
@@ -409,6 +429,7 @@ const zero = (): Measures => ({
 });
 
 function addEvent(m: Measures, e: ModelEvent): void {
+  if (e.bot) m.bots += 1;
   if (e.click) {
     m.clicks += 1;
     if (e.click.unique) m.unique += 1;
@@ -445,6 +466,7 @@ const money = (c: number): number => (c === 0 ? 0 : c / 100);
 export const STAT_NAMES = [
   "clicks",
   "uniqueClicks",
+  "botClicks",
   "signups",
   "firstTimeDeposit",
   "qualifiers",
@@ -465,6 +487,7 @@ export function statsOf(m: Measures): Record<StatName, number> {
   return {
     clicks: m.clicks,
     uniqueClicks: m.unique,
+    botClicks: m.bots,
     signups: m.signups,
     firstTimeDeposit: m.ftd,
     qualifiers: m.qualifiers,

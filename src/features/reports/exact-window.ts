@@ -87,6 +87,7 @@ function splitLocal(window: { from: Date; to: Date }, now: Date): WindowSplit {
 const MEASURE_TYPES: Record<(typeof REPORT_MEASURES)[number], string | null> = {
   clicks: null,
   unique_clicks: null,
+  bot_clicks: null,
   signup_count: "Signup",
   ftd_count: "FirstTimeDeposit",
   qualifier_count: "Qualifier",
@@ -120,8 +121,9 @@ function dimension(kind: "clicks" | "conversions", column: string): string {
 function measure(kind: "clicks" | "conversions", column: (typeof REPORT_MEASURES)[number]): string {
   const amount = column.endsWith("_amount");
   if (kind === "clicks") {
-    if (column === "clicks") return "1::bigint";
+    if (column === "clicks") return "(e.bot_reason is null)::int::bigint";
     if (column === "unique_clicks") return "e.is_unique::int::bigint";
+    if (column === "bot_clicks") return "(e.bot_reason is not null)::int::bigint";
     return amount ? "0::numeric" : "0::bigint";
   }
   const type = MEASURE_TYPES[column];

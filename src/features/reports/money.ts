@@ -181,7 +181,8 @@ function convertedRows(
   ];
   const difference = columns.map((c) => {
     if (AMOUNTS.has(c)) return `m.${c} * (coalesce(f.factor, 0) - 1) as ${c}`;
-    if (c.endsWith("_count") || c === "clicks" || c === "unique_clicks") return `0::bigint as ${c}`;
+    if (c.endsWith("_count") || c === "clicks" || c === "unique_clicks" || c === "bot_clicks")
+      return `0::bigint as ${c}`;
     if (c === "day_rows") return `0 as ${c}`;
     return `m.${c}`;
   });

@@ -214,7 +214,7 @@ function byTypeSource(fields: FieldDef[], table: string, where: string, signed: 
   const raw = [...new Set(fields.flatMap((f) => rawColumnOf(f) ?? []))];
   const others = fields.flatMap((f, i) => (f.name === "conversionType" ? [] : [{ f, i }]));
   const types: [string | null, Partial<Record<(typeof MEASURES)[number], string>>][] = [
-    [null, { clicks: "clicks", unique_clicks: "unique_clicks" }],
+    [null, { clicks: "clicks", unique_clicks: "unique_clicks", bot_clicks: "bot_clicks" }],
     ...Object.entries(TYPE_MEASURES).map(([type, values]) => [type, values] as [string, typeof values]),
   ];
   const row = ([type, values]: (typeof types)[number], n: number) =>
@@ -222,7 +222,12 @@ function byTypeSource(fields: FieldDef[], table: string, where: string, signed: 
   const keeps = types.map(([, values], n) => {
     const measures = Object.keys(values);
     const count = measures.find((m) => COUNTS.has(m));
-    const kept = count ? `sum(m.${count}) > 0` : `bool_or(${measures.map((m) => `m.${m} <> 0`).join(" or ")})`;
+    // The clicks' row is kept for bots' clicks alone too, as a breakdown without types shows them.
+    const kept = values.bot_clicks
+      ? "sum(m.clicks) > 0 or sum(m.bot_clicks) > 0"
+      : count
+        ? `sum(m.${count}) > 0`
+        : `bool_or(${measures.map((m) => `m.${m} <> 0`).join(" or ")})`;
     return `coalesce(${kept}, false) as keep${n}`;
   });
   return `(select ${[...others.map(({ i }) => `c.f${i}`), "t.*"].join(", ")}

@@ -49,6 +49,13 @@ export const STATS: StatDef[] = [
     of: count("unique_clicks"),
     compositeSort: false,
   },
+  {
+    name: "botClicks",
+    aliases: [],
+    description: "Clicks of bots: a known crawler's user agent or a data-center address (never in clicks)",
+    of: count("bot_clicks"),
+    compositeSort: false,
+  },
   { name: "signups", aliases: [], description: "Signup conversions", of: count("signup_count"), compositeSort: true },
   {
     name: "firstTimeDeposit",

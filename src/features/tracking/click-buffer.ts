@@ -4,7 +4,7 @@ import type { Clock } from "../../platform/clock.js";
 import type { Db, Queryable } from "../../platform/db/index.js";
 import { ClickSpill } from "./click-spill.js";
 import type { Click } from "./click-writer.js";
-import { agentDigestCache, type WriteClicksOptions, writeClicks } from "./click-writer.js";
+import { agentDigestCache, isBotClick, type WriteClicksOptions, writeClicks } from "./click-writer.js";
 
 /** SQLSTATE classes 22 (data exception) and 23 (constraint violation): the row, not the database. */
 function isDataError(error: unknown): boolean {
@@ -12,7 +12,7 @@ function isDataError(error: unknown): boolean {
   return typeof code === "string" && (code.startsWith("22") || code.startsWith("23"));
 }
 
-/** Called for every written batch inside the transaction that writes it. */
+/** Called for every written batch inside the transaction that writes it, with its people's clicks (no bot's). */
 export type ClickHook = (tx: Queryable, clicks: Click[], now: Date) => Promise<void>;
 
 export interface ClickBufferOptions {
@@ -57,6 +57,9 @@ function clickBytes(click: Click): number {
     click.ip,
     click.country,
     click.referrer,
+    click.device ?? null,
+    click.os ?? null,
+    click.browser ?? null,
   ]) {
     if (value !== null) chars += value.length;
   }
@@ -273,11 +276,13 @@ export class ClickBuffer {
 
   private async write(batch: Click[]): Promise<void> {
     const now = this.clock.now();
-    if (this.hooks.length === 0) await writeClicks(this.db, batch, now, this.writeOptions);
+    // A bot's click fires no click webhook or postback: the hooks see people's clicks only.
+    const people = this.hooks.length === 0 ? batch : batch.filter((click) => !isBotClick(click));
+    if (people.length === 0) await writeClicks(this.db, batch, now, this.writeOptions);
     else {
       await this.db.transaction(async (tx) => {
         await writeClicks(tx, batch, now, this.writeOptions);
-        for (const hook of this.hooks) await hook(tx, batch, now);
+        for (const hook of this.hooks) await hook(tx, people, now);
       });
     }
     this.written += batch.length;

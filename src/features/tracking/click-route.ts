@@ -3,8 +3,8 @@ import { Type } from "typebox";
 import type { Clock } from "../../platform/clock.js";
 import { MINUTE_MS } from "../../platform/durations.js";
 import { newId } from "../../platform/ids.js";
+import { clickFacts } from "../click-facts/index.js";
 import { meterNotRecordedClick, type UsageMeter } from "../usage/index.js";
-import { isBot } from "./bots.js";
 import type { CachedLink, Found } from "./cache.js";
 import type { Click } from "./click-writer.js";
 import { parseTrackerValue } from "./tracker-value.js";
@@ -86,6 +86,17 @@ function clickOf(
 ): Click {
   const query = request.query as Query;
   const tracker = parseTrackerValue(param(query, "tracker", 100));
+  const userAgent = header(request, "user-agent", 1000);
+  const facts = clickFacts({
+    ip,
+    userAgent,
+    hints: {
+      brands: header(request, "sec-ch-ua", 500),
+      mobile: header(request, "sec-ch-ua-mobile", 10),
+      platform: header(request, "sec-ch-ua-platform", 100),
+    },
+    cdnCountry: countryOf(request),
+  });
   return {
     id: newId("clk"),
     tenantId: link.tenantId,
@@ -107,10 +118,14 @@ function clickOf(
     // The source's own click id, under the parameter it names (an own key only: never a prototype's).
     sourceClickId: clickIdParam !== null && Object.hasOwn(query, clickIdParam) ? param(query, clickIdParam) : null,
     utm: utmOf(query),
-    userAgent: header(request, "user-agent", 1000),
+    userAgent,
     ip,
-    country: countryOf(request),
+    country: facts.country,
     referrer: header(request, "referer", 2000),
+    device: facts.device,
+    os: facts.os,
+    browser: facts.browser,
+    botReason: facts.botReason,
   };
 }
 
@@ -155,8 +170,9 @@ export function clickRoute(app: FastifyInstance, deps: ClickRouteDeps): void {
     const at = clock.now();
     const ip = request.ip;
     const click = clickOf(request, ip, link, sourceId, found.clickIdParam, at);
-    // A HEAD (link checkers) or a known bot is sent on but not counted.
-    if (request.method === "GET" && !isBot(request.headers["user-agent"])) {
+    // A HEAD (link checkers) is sent on but not recorded. A bot's GET is recorded with its
+    // reason (click.botReason) and counted apart from people's clicks (click-writer.ts).
+    if (request.method === "GET") {
       // Past its rate an address is still sent on (a carrier NAT puts thousands of people behind
       // one), but its clicks are not recorded: no row, no tracker, no click postback.
       if (clickAddresses.hit(ip, nowMs, MINUTE_MS) <= options.clickRatePerIpPerMinute) clicks.add(click);
@@ -180,8 +196,10 @@ export function clickRoute(app: FastifyInstance, deps: ClickRouteDeps): void {
         description:
           "Outside /api, no credential. Query: tracker (id or name), gclid, fbclid, msclkid, obclid, pa (parameterA), " +
           "pb (parameterB), ext (externalClickId), utm_source, utm_medium, utm_campaign, utm_term, utm_content. " +
-          "The brand link's `{clickId}` is replaced by the new click's id. HEAD requests and known bots are " +
-          "redirected but not counted, and so are clicks from a client IP past CLICK_RATE_PER_IP_PER_MINUTE. " +
+          "The brand link's `{clickId}` is replaced by the new click's id. HEAD requests are redirected but not " +
+          "recorded, and so are clicks from a client IP past CLICK_RATE_PER_IP_PER_MINUTE. A bot's click (a known " +
+          "crawler's user agent, or an address of a data-center network) is recorded with its reason and counted " +
+          "as botClicks, never as clicks; it fires no click webhook and creates no tracker. " +
           "An unknown link or traffic source answers a 404 page.",
         params: ClickParams,
         response: {

@@ -1,5 +1,6 @@
 import { createHash } from "node:crypto";
 import type { Queryable } from "../../platform/db/index.js";
+import type { BotReason } from "../click-facts/index.js";
 import { coarseRollupCtes } from "./rollups.js";
 
 /** A click as the redirect saw it; the tracker is still an id or a name to resolve. */
@@ -30,7 +31,16 @@ export interface Click {
   ip: string | null;
   country: string | null;
   referrer: string | null;
+  /** Device type, OS and browser families (click-facts); absent in clicks spilled before they existed. */
+  device?: string | null;
+  os?: string | null;
+  browser?: string | null;
+  /** Set on a bot's click: stored, but counted as bot_clicks only, with no tracker and no click hooks. */
+  botReason?: BotReason | null;
 }
+
+/** A bot's click: counted apart, never in clicks or unique_clicks. */
+export const isBotClick = (click: Click): boolean => (click.botReason ?? null) !== null;
 
 /**
  * Tracker ids for the batch's tracker values: names are created when new, unknown ids dropped.
@@ -48,6 +58,8 @@ async function resolveTrackers(
   const names = new Map<string, { tenantId: string; name: string }>();
   const ids = new Map<string, { tenantId: string; id: number }>();
   for (const click of clicks) {
+    // A bot's click creates no tracker and is written without one (trackerKey).
+    if (isBotClick(click)) continue;
     if (click.trackerName !== null) {
       names.set(`${click.tenantId}|${click.trackerName}`, { tenantId: click.tenantId, name: click.trackerName });
     } else if (click.trackerId !== null) {
@@ -124,6 +136,7 @@ export interface WriteClicksOptions {
 }
 
 function trackerKey(click: Click): string | null {
+  if (isBotClick(click)) return null;
   if (click.trackerName !== null) return `${click.tenantId}|${click.trackerName}`;
   if (click.trackerId !== null) return `${click.tenantId}#${click.trackerId}`;
   return null;
@@ -162,7 +175,8 @@ function visitorOf(click: Click): string {
 /*
  * One statement for the whole batch, so the database does the per-row work and the node only
  * passes one array per column:
- *   firsts   the batch's new (day, link, source, visitor) keys: those visitors' first clicks are unique;
+ *   firsts   the batch's new (day, link, source, visitor) keys of people (bots never take a visitor's
+ *            place): those visitors' first clicks are unique;
  *   written  the clicks, idempotent per id, so a batch retried after an unknown outcome is not
  *            counted twice (the visitors and rollups of a written batch were committed with it);
  *   rollups  each day's totals, grouped and in key order, so that two nodes lock shared rows
@@ -174,22 +188,24 @@ with input as (
   select x.*, (x.at at time zone 'UTC')::date as day
   from unnest($1::text[], $2::text[], $3::timestamptz[], $4::bigint[], $5::bigint[], $6::bigint[], $7::bigint[],
     $8::bigint[], $9::bigint[], $10::text[], $11::text[], $12::text[], $13::text[], $14::text[], $15::text[],
-    $16::text[], $17::text[], $18::jsonb[], $19::text[], $20::text[], $21::text[], $22::text[], $23::text[])
+    $16::text[], $17::text[], $18::jsonb[], $19::text[], $20::text[], $21::text[], $22::text[], $23::text[],
+    $24::text[], $25::text[], $26::text[], $27::text[])
     with ordinality as x(
     id, tenant_id, at, link_id, account_id, brand_id, program_id, traffic_source_id, tracker_id, visitor, gclid,
     fbclid, msclkid, obclid, parameter_a, parameter_b, external_click_id, utm, user_agent, ip, country, referrer,
-    source_click_id, ord)
+    source_click_id, device, os, browser, bot_reason, ord)
 ),
 firsts as (
   insert into click_visitors (day, link_id, traffic_source_id, visitor)
-  select distinct day, link_id, traffic_source_id, visitor from input order by 1, 2, 3, 4
+  select distinct day, link_id, traffic_source_id, visitor from input where bot_reason is null order by 1, 2, 3, 4
   on conflict do nothing
   returning day, link_id, traffic_source_id, visitor
 ),
 marked as (
   select i.*,
-    f.visitor is not null
-      and row_number() over (partition by i.day, i.link_id, i.traffic_source_id, i.visitor order by i.ord) = 1
+    f.visitor is not null and i.bot_reason is null
+      and row_number() over (
+        partition by i.day, i.link_id, i.traffic_source_id, i.visitor, i.bot_reason is null order by i.ord) = 1
       as is_unique
   from input i
   left join firsts f on f.day = i.day and f.link_id = i.link_id and f.traffic_source_id = i.traffic_source_id
@@ -198,33 +214,36 @@ marked as (
 written as (
   insert into clicks (id, tenant_id, at, link_id, account_id, brand_id, program_id, traffic_source_id, tracker_id,
     is_unique, gclid, fbclid, msclkid, obclid, parameter_a, parameter_b, external_click_id, utm, user_agent, ip,
-    country, referrer, source_click_id)
+    country, referrer, source_click_id, device, os, browser, bot_reason)
   select id, tenant_id, at, link_id, account_id, brand_id, program_id, traffic_source_id, tracker_id,
     is_unique, gclid, fbclid, msclkid, obclid, parameter_a, parameter_b, external_click_id, utm, user_agent, ip,
-    country, referrer, source_click_id
+    country, referrer, source_click_id, device, os, browser, bot_reason
   from marked
   on conflict (id) do nothing
-  returning tenant_id, at, account_id, link_id, brand_id, program_id, traffic_source_id, tracker_id, country, is_unique
+  returning tenant_id, at, account_id, link_id, brand_id, program_id, traffic_source_id, tracker_id, country, is_unique,
+    bot_reason
 ),
 clicked as (
   select tenant_id, (at at time zone 'UTC')::date as day, account_id, link_id, brand_id, program_id, traffic_source_id,
     coalesce(tracker_id, 0) as tracker_id, coalesce(country, '') as country, ''::text as currency,
-    count(*) as clicks, count(*) filter (where is_unique) as unique_clicks
+    count(*) filter (where bot_reason is null) as clicks, count(*) filter (where is_unique) as unique_clicks,
+    count(*) filter (where bot_reason is not null) as bot_clicks
   from written
   group by 1, 2, 3, 4, 5, 6, 7, 8, 9
 ),
 rollups as (
   insert into daily_rollups (tenant_id, day, account_id, link_id, brand_id, program_id, traffic_source_id,
-    tracker_id, country, currency, clicks, unique_clicks)
+    tracker_id, country, currency, clicks, unique_clicks, bot_clicks)
   select * from clicked
   order by 1, 2, 3, 4, 5, 6, 7, 8, 9
   on conflict (tenant_id, day, account_id, link_id, brand_id, program_id, traffic_source_id, tracker_id, country,
     currency)
   do update set clicks = daily_rollups.clicks + excluded.clicks,
-    unique_clicks = daily_rollups.unique_clicks + excluded.unique_clicks
+    unique_clicks = daily_rollups.unique_clicks + excluded.unique_clicks,
+    bot_clicks = daily_rollups.bot_clicks + excluded.bot_clicks
   returning 1
 ),
-${coarseRollupCtes("clicked", ["clicks", "unique_clicks"], "rollups")}
+${coarseRollupCtes("clicked", ["clicks", "unique_clicks", "bot_clicks"], "rollups")}
 select count(*)::int as written from written`;
 
 /** The one statement that writes a batch (its trackers resolved first, which may create them). */
@@ -237,7 +256,7 @@ export async function clickBatchStatement(
   const trackers = await resolveTrackers(db, clicks, now, options);
   // One array per column: the database reads each with one array parse, where a JSON document
   // costs a key lookup per column and row (measured: docs/benchmarks.md, "Click redirect").
-  const columns: unknown[][] = Array.from({ length: 23 }, () => new Array(clicks.length));
+  const columns: unknown[][] = Array.from({ length: 27 }, () => new Array(clicks.length));
   for (const [i, click] of clicks.entries()) {
     const tracker = trackerKey(click);
     const values = [
@@ -264,6 +283,10 @@ export async function clickBatchStatement(
       click.country,
       click.referrer,
       click.sourceClickId ?? null,
+      click.device ?? null,
+      click.os ?? null,
+      click.browser ?? null,
+      click.botReason ?? null,
     ];
     for (const [c, value] of values.entries()) (columns[c] as unknown[])[i] = value;
   }

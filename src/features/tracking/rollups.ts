@@ -85,6 +85,7 @@ export const DAY_ROWS = "day_rows";
 export const REPORT_MEASURES = [
   "clicks",
   "unique_clicks",
+  "bot_clicks",
   "signup_count",
   "ftd_count",
   "qualifier_count",

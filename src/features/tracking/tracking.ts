@@ -4,6 +4,7 @@ import type { Clock } from "../../platform/clock.js";
 import { type Db, prepared } from "../../platform/db/index.js";
 import { idTime } from "../../platform/ids.js";
 import { IpCounters } from "../../platform/ip-counters.js";
+import { agentCache, loadClickFacts } from "../click-facts/index.js";
 import { type CatalogListener, TrackingCache } from "./cache.js";
 import { ClickBuffer, type ClickBufferOptions, type ClickHook } from "./click-buffer.js";
 import type { ValidConversion } from "./conversion-input.js";
@@ -83,6 +84,14 @@ export class Tracking {
         this.set(tracking.clickAddresses.bytes);
       },
     });
+    new Gauge({
+      name: "click_agent_cache_bytes",
+      help: "Estimated bytes of the parsed user agents kept (device, OS, browser, bot; bounded at 2 MiB)",
+      registers: [registry],
+      collect() {
+        this.set(agentCache().bytes);
+      },
+    });
     new Counter({
       name: "click_address_evictions_total",
       help: "Addresses whose click count was dropped to make room (more addresses in a minute than the table holds)",
@@ -95,6 +104,8 @@ export class Tracking {
   }
 
   async start(): Promise<void> {
+    // The address databases (country, data centers) load once per process, before any click.
+    loadClickFacts();
     await this.cache.start();
     this.clicks.start();
   }

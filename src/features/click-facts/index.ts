@@ -1,0 +1,2 @@
+export { agentCache } from "./agent.js";
+export { type BotReason, clickFacts, loadClickFacts } from "./facts.js";
