@@ -22,6 +22,7 @@ import {
 import { authRoutes } from "./features/auth/routes.js";
 import { listenForCatalogChanges } from "./features/catalog/index.js";
 import { catalogRoutes } from "./features/catalog/routes.js";
+import { clickLogRoutes } from "./features/click-log/index.js";
 import { dashboardRoutes } from "./features/dashboard/routes.js";
 import { exchangeRatesJob } from "./features/exchange-rates/index.js";
 import { exchangeRateRoutes } from "./features/exchange-rates/routes.js";
@@ -333,6 +334,7 @@ export async function buildApp(options: AppOptions): Promise<BuiltApp> {
         await v1.register(linkGeneratorRoutes(ctx));
         await v1.register(conversionRoutes(ctx, ctx.tracking));
         await v1.register(postbackLogRoutes(ctx));
+        await v1.register(clickLogRoutes(ctx));
         await v1.register(reportRoutes(ctx));
         await v1.register(savedReportRoutes(ctx));
         await v1.register(mcpConnectionRoutes());

@@ -7,6 +7,7 @@ import { catalogRoutes } from "./pages/catalog/routes";
 import { compositesRoutes } from "./pages/composites/routes";
 import { conversionsRoutes } from "./pages/conversions/routes";
 import { issuesRoutes } from "./pages/issues/routes";
+import { logsRoutes } from "./pages/logs/routes";
 import { mcpRoutes } from "./pages/mcp/routes";
 import { notificationsRoutes } from "./pages/notifications/routes";
 import { Overview } from "./pages/Overview";
@@ -85,6 +86,7 @@ export const router = createRouter({
       ...catalogRoutes,
       ...trafficSourceRoutes,
       ...conversionsRoutes,
+      ...logsRoutes,
       ...webhooksRoutes,
       ...notificationsRoutes,
       ...apiKeysRoutes,

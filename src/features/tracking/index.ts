@@ -20,6 +20,7 @@ export {
   isConversionType,
 } from "./conversion-types.js";
 export { type DeliveryListing, sqlListing } from "./deliveries.js";
+export { pageViewsFor } from "./page-views.js";
 export { RAW_EVENT_RETENTION_DAYS, TRACKING_RETENTION } from "./retention.js";
 // The rollups' layout, which the reports read.
 export {

@@ -4029,6 +4029,502 @@ export interface paths {
         };
         trace?: never;
     };
+    "/api/v1/clicks": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * The click log: a tenant's clicks with their facts, newest first
+         * @description Bots' clicks are listed too (bot: true, with botReason); bot=false leaves them out. Without clickId the window is at most 31 days, the last 7 when dateFrom is absent. A click is listed once written (the click buffer writes within a second); clicks are kept 120 days.
+         */
+        get: {
+            parameters: {
+                query?: {
+                    /** @description true: bots' clicks only; false: people's only; both when absent */
+                    bot?: boolean;
+                    /** @description Exact click id (the window is not applied) */
+                    clickId?: string;
+                    /** @description Two-letter country code, any case */
+                    country?: string;
+                    /**
+                     * @description A date (2026-11-01: the whole day, in timeZone where the route takes one, else in UTC), a date-time with Z or an offset (that instant), or a date-time without one (wall time in that zone); inclusive
+                     * @example 2026-11-01
+                     */
+                    dateFrom?: string;
+                    /**
+                     * @description A date (2026-11-01: the whole day, in timeZone where the route takes one, else in UTC), a date-time with Z or an offset (that instant), or a date-time without one (wall time in that zone); inclusive
+                     * @example 2026-11-01
+                     */
+                    dateTo?: string;
+                    /** @description Only clicks of this device type */
+                    device?: "desktop" | "mobile" | "tablet" | "other";
+                    /** @description Page size, 1-500 */
+                    limit?: number;
+                    /** @description Only this link */
+                    linkId?: number;
+                    /** @description 0-based index of the first item */
+                    offset?: number;
+                    /**
+                     * @description IANA time zone (e.g. America/New_York): plain dates are whole local days and date-times without an offset wall times there; default the timeZone setting
+                     * @example Europe/Berlin
+                     */
+                    timeZone?: string;
+                    /** @description Only this tracker */
+                    trackerId?: number;
+                    /** @description Only this traffic source */
+                    trafficSourceId?: number;
+                };
+                header?: never;
+                path?: never;
+                cookie?: never;
+            };
+            requestBody?: never;
+            responses: {
+                /** @description Default Response */
+                200: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            /** @description Stable snake_case result code: ok, validation_error, unauthorized, ... */
+                            code: string;
+                            data: {
+                                accountId: number;
+                                /** Format: date-time */
+                                at: string;
+                                /** @description Made by a bot: not counted in clicks, counted in botClicks */
+                                bot: boolean;
+                                /** @description user_agent: a known bot's user agent; data_center: an address of a hosting network */
+                                botReason: "user_agent" | "data_center" | null;
+                                brandId: number;
+                                /** @description Browser family (Chrome, Safari...) */
+                                browser: string | null;
+                                /** @description ISO 3166 code; null when not known */
+                                country: string | null;
+                                /** @description desktop, mobile, tablet or other; null when not known */
+                                device: string | null;
+                                externalClickId: string | null;
+                                fbclid: string | null;
+                                gclid: string | null;
+                                /** @description The click id (clk_...) */
+                                id: string;
+                                /** @description The address's network only: /24 (IPv4) or /48 (IPv6) */
+                                ip: string | null;
+                                linkId: number;
+                                msclkid: string | null;
+                                obclid: string | null;
+                                /** @description OS family (Android, iOS, Windows...) */
+                                os: string | null;
+                                parameterA: string | null;
+                                parameterB: string | null;
+                                programId: number;
+                                referrer: string | null;
+                                sourceClickId: string | null;
+                                trackerId: number | null;
+                                trafficSourceId: number;
+                                /** @description The visitor's first click on this link and source that day */
+                                unique: boolean;
+                                userAgent: string | null;
+                            }[];
+                            message: string;
+                            pagination: {
+                                limit: number;
+                                offset: number;
+                                /** @description Number of items in the whole filtered set */
+                                total: number;
+                            };
+                        };
+                    };
+                };
+                /** @description Default Response */
+                400: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            /** @description Stable snake_case result code: ok, validation_error, unauthorized, ... */
+                            code: string;
+                            data: null | ({
+                                errors?: {
+                                    message: string;
+                                    path: string;
+                                }[];
+                                requestId?: string;
+                            } & {
+                                [key: string]: unknown;
+                            });
+                            /** @description Names the field, value or placeholder at fault */
+                            message: string;
+                        };
+                    };
+                };
+                /** @description Default Response */
+                401: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            /** @description Stable snake_case result code: ok, validation_error, unauthorized, ... */
+                            code: string;
+                            data: null | ({
+                                errors?: {
+                                    message: string;
+                                    path: string;
+                                }[];
+                                requestId?: string;
+                            } & {
+                                [key: string]: unknown;
+                            });
+                            /** @description Names the field, value or placeholder at fault */
+                            message: string;
+                        };
+                    };
+                };
+                /** @description Default Response */
+                403: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            /** @description Stable snake_case result code: ok, validation_error, unauthorized, ... */
+                            code: string;
+                            data: null | ({
+                                errors?: {
+                                    message: string;
+                                    path: string;
+                                }[];
+                                requestId?: string;
+                            } & {
+                                [key: string]: unknown;
+                            });
+                            /** @description Names the field, value or placeholder at fault */
+                            message: string;
+                        };
+                    };
+                };
+                /** @description Default Response */
+                404: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            /** @description Stable snake_case result code: ok, validation_error, unauthorized, ... */
+                            code: string;
+                            data: null | ({
+                                errors?: {
+                                    message: string;
+                                    path: string;
+                                }[];
+                                requestId?: string;
+                            } & {
+                                [key: string]: unknown;
+                            });
+                            /** @description Names the field, value or placeholder at fault */
+                            message: string;
+                        };
+                    };
+                };
+                /** @description Default Response */
+                429: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            /** @description Stable snake_case result code: ok, validation_error, unauthorized, ... */
+                            code: string;
+                            data: null | ({
+                                errors?: {
+                                    message: string;
+                                    path: string;
+                                }[];
+                                requestId?: string;
+                            } & {
+                                [key: string]: unknown;
+                            });
+                            /** @description Names the field, value or placeholder at fault */
+                            message: string;
+                        };
+                    };
+                };
+                /** @description Default Response */
+                500: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            /** @description Stable snake_case result code: ok, validation_error, unauthorized, ... */
+                            code: string;
+                            data: null | ({
+                                errors?: {
+                                    message: string;
+                                    path: string;
+                                }[];
+                                requestId?: string;
+                            } & {
+                                [key: string]: unknown;
+                            });
+                            /** @description Names the field, value or placeholder at fault */
+                            message: string;
+                        };
+                    };
+                };
+            };
+        };
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/v1/clicks/{clickId}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** One click: its facts, attribution parameters, page views and conversions */
+        get: {
+            parameters: {
+                query?: never;
+                header?: never;
+                path: {
+                    /** @description The click id (clk_...) */
+                    clickId: string;
+                };
+                cookie?: never;
+            };
+            requestBody?: never;
+            responses: {
+                /** @description Default Response */
+                200: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            /** @description Stable snake_case result code: ok, validation_error, unauthorized, ... */
+                            code: string;
+                            data: {
+                                accountId: number;
+                                /** Format: date-time */
+                                at: string;
+                                /** @description Made by a bot: not counted in clicks, counted in botClicks */
+                                bot: boolean;
+                                /** @description user_agent: a known bot's user agent; data_center: an address of a hosting network */
+                                botReason: "user_agent" | "data_center" | null;
+                                brandId: number;
+                                /** @description Browser family (Chrome, Safari...) */
+                                browser: string | null;
+                                /** @description The conversions attributed to the click, oldest first, at most 500 */
+                                conversions: {
+                                    id: string;
+                                    /** Format: date-time */
+                                    occurredAt: string;
+                                    /** @enum {unknown} */
+                                    status: "pending" | "approved" | "rejected" | "reversed";
+                                    /** @enum {unknown} */
+                                    type: "Click" | "Signup" | "FirstTimeDeposit" | "Qualifier" | "Deposit" | "CpaCommission" | "RevShareCommission" | "FlatFeeCommission";
+                                }[];
+                                /** @description ISO 3166 code; null when not known */
+                                country: string | null;
+                                /** @description desktop, mobile, tablet or other; null when not known */
+                                device: string | null;
+                                externalClickId: string | null;
+                                fbclid: string | null;
+                                gclid: string | null;
+                                /** @description The click id (clk_...) */
+                                id: string;
+                                /** @description The address's network only: /24 (IPv4) or /48 (IPv6) */
+                                ip: string | null;
+                                linkId: number;
+                                msclkid: string | null;
+                                obclid: string | null;
+                                /** @description OS family (Android, iOS, Windows...) */
+                                os: string | null;
+                                /** @description The click's page views, oldest first, at most 500 */
+                                pageViews: {
+                                    /** Format: date-time */
+                                    at: string;
+                                    referrer: string | null;
+                                    title: string | null;
+                                    url: string;
+                                }[];
+                                parameterA: string | null;
+                                parameterB: string | null;
+                                programId: number;
+                                referrer: string | null;
+                                sourceClickId: string | null;
+                                trackerId: number | null;
+                                trafficSourceId: number;
+                                /** @description The visitor's first click on this link and source that day */
+                                unique: boolean;
+                                userAgent: string | null;
+                            };
+                            message: string;
+                        };
+                    };
+                };
+                /** @description Default Response */
+                400: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            /** @description Stable snake_case result code: ok, validation_error, unauthorized, ... */
+                            code: string;
+                            data: null | ({
+                                errors?: {
+                                    message: string;
+                                    path: string;
+                                }[];
+                                requestId?: string;
+                            } & {
+                                [key: string]: unknown;
+                            });
+                            /** @description Names the field, value or placeholder at fault */
+                            message: string;
+                        };
+                    };
+                };
+                /** @description Default Response */
+                401: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            /** @description Stable snake_case result code: ok, validation_error, unauthorized, ... */
+                            code: string;
+                            data: null | ({
+                                errors?: {
+                                    message: string;
+                                    path: string;
+                                }[];
+                                requestId?: string;
+                            } & {
+                                [key: string]: unknown;
+                            });
+                            /** @description Names the field, value or placeholder at fault */
+                            message: string;
+                        };
+                    };
+                };
+                /** @description Default Response */
+                403: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            /** @description Stable snake_case result code: ok, validation_error, unauthorized, ... */
+                            code: string;
+                            data: null | ({
+                                errors?: {
+                                    message: string;
+                                    path: string;
+                                }[];
+                                requestId?: string;
+                            } & {
+                                [key: string]: unknown;
+                            });
+                            /** @description Names the field, value or placeholder at fault */
+                            message: string;
+                        };
+                    };
+                };
+                /** @description Default Response */
+                404: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            /** @description Stable snake_case result code: ok, validation_error, unauthorized, ... */
+                            code: string;
+                            data: null | ({
+                                errors?: {
+                                    message: string;
+                                    path: string;
+                                }[];
+                                requestId?: string;
+                            } & {
+                                [key: string]: unknown;
+                            });
+                            /** @description Names the field, value or placeholder at fault */
+                            message: string;
+                        };
+                    };
+                };
+                /** @description Default Response */
+                429: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            /** @description Stable snake_case result code: ok, validation_error, unauthorized, ... */
+                            code: string;
+                            data: null | ({
+                                errors?: {
+                                    message: string;
+                                    path: string;
+                                }[];
+                                requestId?: string;
+                            } & {
+                                [key: string]: unknown;
+                            });
+                            /** @description Names the field, value or placeholder at fault */
+                            message: string;
+                        };
+                    };
+                };
+                /** @description Default Response */
+                500: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            /** @description Stable snake_case result code: ok, validation_error, unauthorized, ... */
+                            code: string;
+                            data: null | ({
+                                errors?: {
+                                    message: string;
+                                    path: string;
+                                }[];
+                                requestId?: string;
+                            } & {
+                                [key: string]: unknown;
+                            });
+                            /** @description Names the field, value or placeholder at fault */
+                            message: string;
+                        };
+                    };
+                };
+            };
+        };
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/api/v1/composites/accounts/links/metrics": {
         parameters: {
             query?: never;
@@ -4049,12 +4545,12 @@ export interface paths {
                     brandId?: number;
                     /**
                      * @description A date (the whole local day in timeZone), a date-time with Z or an offset (that instant), or a date-time without one (wall time in timeZone), from 0001-01-01 to 9999-12-31. Start of the comparison window, inclusive, a date or a date-time (with comparisonTo). A window spans at most 400 days
-                     * @example 2026-10-30
+                     * @example 2026-10-31
                      */
                     comparisonFrom?: string;
                     /**
                      * @description A date (the whole local day in timeZone), a date-time with Z or an offset (that instant), or a date-time without one (wall time in timeZone), from 0001-01-01 to 9999-12-31. End of the comparison window, inclusive, a date or a date-time (with comparisonFrom). A window spans at most 400 days
-                     * @example 2026-11-28
+                     * @example 2026-11-29
                      */
                     comparisonTo?: string;
                     /** @description ISO 4217 code the amounts are shown in, each converted at the rate of its event's UTC day; default the reportingCurrency setting */
@@ -4063,12 +4559,12 @@ export interface paths {
                     limit?: number;
                     /**
                      * @description A date (the whole local day in timeZone), a date-time with Z or an offset (that instant), or a date-time without one (wall time in timeZone), from 0001-01-01 to 9999-12-31. Start of the metrics window, inclusive: a date (from its start in timeZone) or a date-time, counted exactly; default 29 days before metricsTo. A window spans at most 400 days
-                     * @example 2026-10-30
+                     * @example 2026-10-31
                      */
                     metricsFrom?: string;
                     /**
                      * @description A date (the whole local day in timeZone), a date-time with Z or an offset (that instant), or a date-time without one (wall time in timeZone), from 0001-01-01 to 9999-12-31. End of the metrics window, inclusive: a date (to its end in timeZone) or a date-time; default today (in timeZone). A window spans at most 400 days
-                     * @example 2026-11-28
+                     * @example 2026-11-29
                      */
                     metricsTo?: string;
                     /** @description 0-based index of the first item (default 0) */
@@ -4105,6 +4601,8 @@ export interface paths {
                                 accountId: number;
                                 brandId: number;
                                 comparisonMetrics?: {
+                                    /** @description Clicks of bots: a known crawler's user agent or a data-center address (never in clicks) */
+                                    botClicks: number;
                                     /** @description Clicks (bots and HEAD requests excluded) */
                                     clicks: number;
                                     /** @description cpaCommission + revShareCommission + flatFeeCommission */
@@ -4136,6 +4634,8 @@ export interface paths {
                                 createdAt: string;
                                 id: number;
                                 metrics: {
+                                    /** @description Clicks of bots: a known crawler's user agent or a data-center address (never in clicks) */
+                                    botClicks: number;
                                     /** @description Clicks (bots and HEAD requests excluded) */
                                     clicks: number;
                                     /** @description cpaCommission + revShareCommission + flatFeeCommission */
@@ -4366,12 +4866,12 @@ export interface paths {
                     brandId?: number;
                     /**
                      * @description A date (the whole local day in timeZone), a date-time with Z or an offset (that instant), or a date-time without one (wall time in timeZone), from 0001-01-01 to 9999-12-31. Start of the comparison window, inclusive, a date or a date-time (with comparisonTo). A window spans at most 400 days
-                     * @example 2026-10-30
+                     * @example 2026-10-31
                      */
                     comparisonFrom?: string;
                     /**
                      * @description A date (the whole local day in timeZone), a date-time with Z or an offset (that instant), or a date-time without one (wall time in timeZone), from 0001-01-01 to 9999-12-31. End of the comparison window, inclusive, a date or a date-time (with comparisonFrom). A window spans at most 400 days
-                     * @example 2026-11-28
+                     * @example 2026-11-29
                      */
                     comparisonTo?: string;
                     /** @description ISO 4217 code the amounts are shown in, each converted at the rate of its event's UTC day; default the reportingCurrency setting */
@@ -4380,12 +4880,12 @@ export interface paths {
                     limit?: number;
                     /**
                      * @description A date (the whole local day in timeZone), a date-time with Z or an offset (that instant), or a date-time without one (wall time in timeZone), from 0001-01-01 to 9999-12-31. Start of the metrics window, inclusive: a date (from its start in timeZone) or a date-time, counted exactly; default 29 days before metricsTo. A window spans at most 400 days
-                     * @example 2026-10-30
+                     * @example 2026-10-31
                      */
                     metricsFrom?: string;
                     /**
                      * @description A date (the whole local day in timeZone), a date-time with Z or an offset (that instant), or a date-time without one (wall time in timeZone), from 0001-01-01 to 9999-12-31. End of the metrics window, inclusive: a date (to its end in timeZone) or a date-time; default today (in timeZone). A window spans at most 400 days
-                     * @example 2026-11-28
+                     * @example 2026-11-29
                      */
                     metricsTo?: string;
                     /** @description 0-based index of the first item (default 0) */
@@ -4420,6 +4920,8 @@ export interface paths {
                             code: string;
                             data: {
                                 comparisonMetrics?: {
+                                    /** @description Clicks of bots: a known crawler's user agent or a data-center address (never in clicks) */
+                                    botClicks: number;
                                     /** @description Clicks (bots and HEAD requests excluded) */
                                     clicks: number;
                                     /** @description cpaCommission + revShareCommission + flatFeeCommission */
@@ -4451,6 +4953,8 @@ export interface paths {
                                 createdAt: string;
                                 id: number;
                                 metrics: {
+                                    /** @description Clicks of bots: a known crawler's user agent or a data-center address (never in clicks) */
+                                    botClicks: number;
                                     /** @description Clicks (bots and HEAD requests excluded) */
                                     clicks: number;
                                     /** @description cpaCommission + revShareCommission + flatFeeCommission */
@@ -13484,6 +13988,251 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/api/v1/postback-log": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * The log of incoming conversions: every postback call and API item with its outcome, newest first
+         * @description Kept 30 days. A call refused before its key was known (an unknown key, a rate limit) belongs to no tenant and is not listed. outcome and type: comma lists (any case); clickId and externalId: exact; the window applies to when the call arrived.
+         */
+        get: {
+            parameters: {
+                query?: {
+                    /** @description Exact click id */
+                    clickId?: string;
+                    /**
+                     * @description A date (2026-11-01: the whole day, in timeZone where the route takes one, else in UTC), a date-time with Z or an offset (that instant), or a date-time without one (wall time in that zone); inclusive
+                     * @example 2026-11-01
+                     */
+                    dateFrom?: string;
+                    /**
+                     * @description A date (2026-11-01: the whole day, in timeZone where the route takes one, else in UTC), a date-time with Z or an offset (that instant), or a date-time without one (wall time in that zone); inclusive
+                     * @example 2026-11-01
+                     */
+                    dateTo?: string;
+                    /** @description Exact externalId */
+                    externalId?: string;
+                    /** @description Page size, 1-500 */
+                    limit?: number;
+                    /** @description 0-based index of the first item */
+                    offset?: number;
+                    /** @description Comma list of recorded, duplicate, statusChanged, refused; every outcome when absent */
+                    outcome?: string;
+                    /**
+                     * @description IANA time zone (e.g. America/New_York): plain dates are whole local days and date-times without an offset wall times there; default the timeZone setting
+                     * @example Europe/Berlin
+                     */
+                    timeZone?: string;
+                    /** @description Comma list of types, any case, as recorded or sent */
+                    type?: string;
+                };
+                header?: never;
+                path?: never;
+                cookie?: never;
+            };
+            requestBody?: never;
+            responses: {
+                /** @description Default Response */
+                200: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            /** @description Stable snake_case result code: ok, validation_error, unauthorized, ... */
+                            code: string;
+                            data: {
+                                /**
+                                 * Format: date-time
+                                 * @description When the call arrived
+                                 */
+                                at: string;
+                                clickId: string | null;
+                                /** @description The conversion recorded, or the first record a duplicate repeats */
+                                conversionId: string | null;
+                                externalId: string | null;
+                                /** @description The field the refusal is about, when one is */
+                                field: string | null;
+                                /** @description pbl_... */
+                                id: string;
+                                /**
+                                 * @description recorded: a new conversion; duplicate: its externalId was seen, nothing recorded; statusChanged: a repeat that changed the first record's status; refused: nothing recorded, see reason and field
+                                 * @enum {unknown}
+                                 */
+                                outcome: "recorded" | "duplicate" | "statusChanged" | "refused";
+                                /** @description The fields sent (query and body), at most 30, each cut to 256 characters, every credential-named field and credential-shaped value redacted */
+                                query: {
+                                    [key: string]: string;
+                                };
+                                /** @description Why it was refused, as the caller was answered */
+                                reason: string | null;
+                                /** @description The type as recorded, or as sent when refused */
+                                type: string | null;
+                                /** @description postback: a call of /postback/{key}; api: an item of POST /api/v1/conversions */
+                                via: "postback" | "api";
+                            }[];
+                            message: string;
+                            pagination: {
+                                limit: number;
+                                offset: number;
+                                /** @description Number of items in the whole filtered set */
+                                total: number;
+                            };
+                        };
+                    };
+                };
+                /** @description Default Response */
+                400: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            /** @description Stable snake_case result code: ok, validation_error, unauthorized, ... */
+                            code: string;
+                            data: null | ({
+                                errors?: {
+                                    message: string;
+                                    path: string;
+                                }[];
+                                requestId?: string;
+                            } & {
+                                [key: string]: unknown;
+                            });
+                            /** @description Names the field, value or placeholder at fault */
+                            message: string;
+                        };
+                    };
+                };
+                /** @description Default Response */
+                401: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            /** @description Stable snake_case result code: ok, validation_error, unauthorized, ... */
+                            code: string;
+                            data: null | ({
+                                errors?: {
+                                    message: string;
+                                    path: string;
+                                }[];
+                                requestId?: string;
+                            } & {
+                                [key: string]: unknown;
+                            });
+                            /** @description Names the field, value or placeholder at fault */
+                            message: string;
+                        };
+                    };
+                };
+                /** @description Default Response */
+                403: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            /** @description Stable snake_case result code: ok, validation_error, unauthorized, ... */
+                            code: string;
+                            data: null | ({
+                                errors?: {
+                                    message: string;
+                                    path: string;
+                                }[];
+                                requestId?: string;
+                            } & {
+                                [key: string]: unknown;
+                            });
+                            /** @description Names the field, value or placeholder at fault */
+                            message: string;
+                        };
+                    };
+                };
+                /** @description Default Response */
+                404: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            /** @description Stable snake_case result code: ok, validation_error, unauthorized, ... */
+                            code: string;
+                            data: null | ({
+                                errors?: {
+                                    message: string;
+                                    path: string;
+                                }[];
+                                requestId?: string;
+                            } & {
+                                [key: string]: unknown;
+                            });
+                            /** @description Names the field, value or placeholder at fault */
+                            message: string;
+                        };
+                    };
+                };
+                /** @description Default Response */
+                429: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            /** @description Stable snake_case result code: ok, validation_error, unauthorized, ... */
+                            code: string;
+                            data: null | ({
+                                errors?: {
+                                    message: string;
+                                    path: string;
+                                }[];
+                                requestId?: string;
+                            } & {
+                                [key: string]: unknown;
+                            });
+                            /** @description Names the field, value or placeholder at fault */
+                            message: string;
+                        };
+                    };
+                };
+                /** @description Default Response */
+                500: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            /** @description Stable snake_case result code: ok, validation_error, unauthorized, ... */
+                            code: string;
+                            data: null | ({
+                                errors?: {
+                                    message: string;
+                                    path: string;
+                                }[];
+                                requestId?: string;
+                            } & {
+                                [key: string]: unknown;
+                            });
+                            /** @description Names the field, value or placeholder at fault */
+                            message: string;
+                        };
+                    };
+                };
+            };
+        };
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/api/v1/programs": {
         parameters: {
             query?: never;
@@ -14494,12 +15243,12 @@ export interface paths {
                     brandId?: number;
                     /**
                      * @description A date (the whole local day in timeZone), a date-time with Z or an offset (that instant), or a date-time without one (wall time in timeZone), from 0001-01-01 to 9999-12-31. Start, inclusive: a date (YYYY-MM-DD, from its start in timeZone) or a date-time, counted exactly; default 29 days before conversionDateTo. A window spans at most 400 days
-                     * @example 2026-10-30
+                     * @example 2026-10-31
                      */
                     conversionDateFrom?: string;
                     /**
                      * @description A date (the whole local day in timeZone), a date-time with Z or an offset (that instant), or a date-time without one (wall time in timeZone), from 0001-01-01 to 9999-12-31. End, inclusive: a date (to its end in timeZone) or a date-time, counted exactly; default today (in timeZone). A window spans at most 400 days
-                     * @example 2026-11-28
+                     * @example 2026-11-29
                      */
                     conversionDateTo?: string;
                     /** @description ISO 4217 code the amounts are shown in, each converted at the rate of its event's UTC day; default the reportingCurrency setting */
@@ -14518,7 +15267,7 @@ export interface paths {
                     responseType?: "json" | "table";
                     /** @description A requested stat (highest first; +stat ascending) or field (ascending; -field descending); default the fields in order */
                     sortBy?: string;
-                    /** @description Stats, comma-separated (default all): clicks, uniqueClicks, signups, firstTimeDeposit (alias ftd), qualifiers, deposits, depositAmount, cpaCommission, revShareCommission, flatFeeCommission, commission, conversionRate, epc */
+                    /** @description Stats, comma-separated (default all): clicks, uniqueClicks, botClicks, signups, firstTimeDeposit (alias ftd), qualifiers, deposits, depositAmount, cpaCommission, revShareCommission, flatFeeCommission, commission, conversionRate, epc */
                     stats?: string;
                     /** @description Conversion statuses counted, comma-separated, any case: pending, approved, rejected, reversed; default pending,approved. Another set reads the raw conversions, kept 120 days: its windows must start within them */
                     status?: string;
@@ -22233,7 +22982,7 @@ export interface paths {
         };
         /**
          * Click redirect: records the click and answers 302 to the brand link's url
-         * @description Outside /api, no credential. Query: tracker (id or name), gclid, fbclid, msclkid, obclid, pa (parameterA), pb (parameterB), ext (externalClickId), utm_source, utm_medium, utm_campaign, utm_term, utm_content. The brand link's `{clickId}` is replaced by the new click's id. HEAD requests and known bots are redirected but not counted, and so are clicks from a client IP past CLICK_RATE_PER_IP_PER_MINUTE. An unknown link or traffic source answers a 404 page.
+         * @description Outside /api, no credential. Query: tracker (id or name), gclid, fbclid, msclkid, obclid, pa (parameterA), pb (parameterB), ext (externalClickId), utm_source, utm_medium, utm_campaign, utm_term, utm_content. The brand link's `{clickId}` is replaced by the new click's id. HEAD requests are redirected but not recorded, and so are clicks from a client IP past CLICK_RATE_PER_IP_PER_MINUTE. A bot's click (a known crawler's user agent, or an address of a data-center network) is recorded with its reason and counted as botClicks, never as clicks; it fires no click webhook and creates no tracker. An unknown link or traffic source answers a 404 page.
          */
         get: {
             parameters: {

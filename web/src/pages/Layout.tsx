@@ -12,12 +12,14 @@ const NAV = [
       { to: "/reports", label: "Reports" },
       { to: "/accounts", label: "Accounts and links" },
       { to: "/conversions", label: "Conversions" },
+      { to: "/clicks", label: "Clicks" },
     ],
   },
   { group: "Set up", items: [{ to: "/catalog", label: "Catalog" }] },
   {
     group: "Integrations",
     items: [
+      { to: "/postback-log", label: "Postback log" },
       { to: "/webhooks", label: "Outgoing webhooks" },
       { to: "/notifications", label: "Operational webhooks" },
       { to: "/api-keys", label: "API keys" },

@@ -1,0 +1,1 @@
+export { clickLogRoutes } from "./routes.js";
