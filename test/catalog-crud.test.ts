@@ -51,7 +51,7 @@ const CASES: ResourceCase[] = [
       brandId: p.brandId,
       url: "https://brand.example/land?c={clickId}",
     }),
-    defaults: { warnings: [] },
+    defaults: { warnings: [], names: { account: "Parent account", brand: "Parent brand" } },
     // {clickId} in any case is filled, so no warning either.
     patch: () => ({ url: "http://brand.example/other?c={CLICKID}" }),
   },

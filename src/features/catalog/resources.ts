@@ -41,6 +41,16 @@ export interface CatalogResource {
   listQuery: TObject;
   /** Query parameter -> condition on alias `t` where `$` is the parameter's placeholder. */
   filters: Record<string, string>;
+  /**
+   * What `search` matches, on alias `t`: every `$` is the contains-pattern's placeholder, `$1` the
+   * tenant. Without it, the name.
+   */
+  search?: string;
+  /**
+   * Names of the rows this one points at, answered as `names` (a brand link's account and brand:
+   * link names repeat across accounts). Read in the same statement, by primary key.
+   */
+  names?: Record<string, { table: CatalogTable; column: string }>;
   inUse: InUseCheck[];
   deletePermission: Permission;
   /** Advice on a saved row that is valid but will not work as meant (answered as `warnings`). */
@@ -76,9 +86,8 @@ const Timestamps = {
   createdAt: Type.String({ format: "date-time" }),
   updatedAt: Type.String({ format: "date-time" }),
 };
-const Search = Type.Optional(
-  Type.String({ maxLength: 200, description: "Case-insensitive part of the name (trigram index)" }),
-);
+const Search = (description = "Case-insensitive part of the name (trigram index)") =>
+  Type.Optional(Type.String({ maxLength: 200, description }));
 const IdFilter = (what: string) =>
   Type.Optional(Type.Integer({ minimum: 1, maximum: 9_007_199_254_740_991, description: `Only rows of this ${what}` }));
 // No query separators or spaces: the macro is put into the generated URL as written.
@@ -92,9 +101,16 @@ const ClickIdMacro = Type.Unsafe<string | null>({
     "<clickIdParam>=<clickIdMacro> to the tracking URL. No spaces, &, #, ? or =; null for none",
 });
 const AccountStatus = Type.Enum(["active", "inactive"]);
+const NameOrNull = Type.Union([Type.String(), Type.Null()]);
 
-function listQuery(filters: Record<string, ReturnType<typeof IdFilter> | ReturnType<typeof Type.Optional>>): TObject {
-  return Type.Object({ ...PageQuery.properties, search: Search, ...filters }, { additionalProperties: false });
+function listQuery(
+  filters: Record<string, ReturnType<typeof IdFilter> | ReturnType<typeof Type.Optional>>,
+  searchDescription?: string,
+): TObject {
+  return Type.Object(
+    { ...PageQuery.properties, search: Search(searchDescription), ...filters },
+    { additionalProperties: false },
+  );
 }
 
 /** Create and patch bodies: patch is every field optional, at least one present. */
@@ -225,19 +241,34 @@ export const RESOURCES: CatalogResource[] = [
       name: Type.String(),
       url: Type.String(),
       warnings: Type.Array(WarningSchema, { description: "Advice on the saved link, e.g. a URL without {clickId}" }),
+      names: Type.Optional(
+        Type.Object(
+          { account: NameOrNull, brand: NameOrNull },
+          { description: "The names of accountId and brandId (link names repeat across accounts)" },
+        ),
+      ),
       ...Timestamps,
     }),
     ...link,
-    listQuery: listQuery({
-      accountId: IdFilter("account"),
-      brandId: IdFilter("brand"),
-      programId: IdFilter("program (through the account)"),
-    }),
+    listQuery: listQuery(
+      {
+        accountId: IdFilter("account"),
+        brandId: IdFilter("brand"),
+        programId: IdFilter("program (through the account)"),
+      },
+      "Case-insensitive part of the link's name, or of its account's or brand's name",
+    ),
     filters: {
       accountId: "t.account_id = $",
       brandId: "t.brand_id = $",
       programId: "t.account_id in (select a.id from accounts a where a.program_id = $)",
     },
+    // The picker labels a link with its brand and account: a part of either finds it too.
+    search:
+      "(lower(t.name) like $" +
+      " or t.account_id in (select a.id from accounts a where a.tenant_id = $1 and lower(a.name) like $)" +
+      " or t.brand_id in (select b.id from brands b where b.tenant_id = $1 and lower(b.name) like $))",
+    names: { account: { table: "accounts", column: "account_id" }, brand: { table: "brands", column: "brand_id" } },
     inUse: [],
     deletePermission: "catalog.update",
     warnings: brandLinkWarnings,

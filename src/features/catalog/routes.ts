@@ -61,7 +61,7 @@ function resourceRoutes(
         config: read,
         schema: {
           tags: [tag],
-          summary: `The tenant's ${lower}s, oldest first; search matches names case-insensitively`,
+          summary: `The tenant's ${lower}s, oldest first; search matches names case-insensitively${resource.names ? " (a brand link's account and brand too)" : ""}`,
           querystring: resource.listQuery,
           response: { 200: PagedEnvelope(resource.item), ...errorResponses },
         },

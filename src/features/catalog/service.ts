@@ -27,6 +27,11 @@ function toItem(resource: CatalogResource, row: Row): CatalogItem {
     else item[name] = value ?? null;
   }
   if (resource.warnings) item.warnings = resource.warnings(item);
+  // Only statements that read them (namesSql) carry the names; a report's rows do not.
+  const names = Object.keys(resource.names ?? {});
+  if (names.length > 0 && names.every((name) => `${name}_name` in row)) {
+    item.names = Object.fromEntries(names.map((name) => [name, (row[`${name}_name`] as string | null) ?? null]));
+  }
   item.createdAt = new Date(row.created_at as string).toISOString();
   item.updatedAt = new Date(row.updated_at as string).toISOString();
   return item;
@@ -98,20 +103,43 @@ function translateUnique(resource: CatalogResource, input: Input, error: unknown
   throw error;
 }
 
+/** `, (select name ...) as account_name` for each of the resource's names, over alias `alias`. */
+function namesSql(resource: CatalogResource, alias: string): string {
+  return Object.entries(resource.names ?? {})
+    .map(
+      ([name, ref]) =>
+        `, (select x.name from ${ref.table} x where x.tenant_id = ${alias}.tenant_id and x.id = ${alias}.${ref.column}) as ${name}_name`,
+    )
+    .join("");
+}
+
 export async function listItems(
   db: Queryable,
   resource: CatalogResource,
   tenantId: string,
   query: Record<string, unknown> & { offset: number; limit: number; search?: string },
 ): Promise<{ items: CatalogItem[]; total: number }> {
-  const where = new Conditions("t.tenant_id = $1", tenantId).add(
-    "lower(t.name) like $",
-    containsPattern(query.search) ?? undefined,
-  );
+  const where = new Conditions("t.tenant_id = $1", tenantId);
+  const pattern = containsPattern(query.search);
+  if (pattern !== null) {
+    // The condition may name the pattern more than once: each bare `$` is its placeholder.
+    where.params.push(pattern);
+    const placeholder = `$${where.params.length}`;
+    where.when(
+      true,
+      (resource.search ?? "lower(t.name) like $").replace(/\$(?!\d)/g, () => placeholder),
+    );
+  }
   for (const [name, condition] of Object.entries(resource.filters)) where.add(condition, query[name]);
   const { rows, total } = await selectPage<Row>(
     db,
-    { select: "t.*", from: `${resource.table} t`, where: where.sql, params: where.params, orderBy: "t.id" },
+    {
+      select: `t.*${namesSql(resource, "t")}`,
+      from: `${resource.table} t`,
+      where: where.sql,
+      params: where.params,
+      orderBy: "t.id",
+    },
     query,
   );
   return { items: rows.map((row) => toItem(resource, row)), total };
@@ -123,7 +151,10 @@ export async function getItem(
   tenantId: string,
   id: number,
 ): Promise<CatalogItem | null> {
-  const [row] = await db.query<Row>(`select * from ${resource.table} where tenant_id = $1 and id = $2`, [tenantId, id]);
+  const [row] = await db.query<Row>(
+    `select t.*${namesSql(resource, "t")} from ${resource.table} t where t.tenant_id = $1 and t.id = $2`,
+    [tenantId, id],
+  );
   return row ? toItem(resource, row) : null;
 }
 
@@ -143,7 +174,10 @@ export async function createItem(
   }
   const placeholders = values.map((_, i) => `$${i + 1}`).join(", ");
   const [row] = await db
-    .query<Row>(`insert into ${resource.table} (${columns.join(", ")}) values (${placeholders}) returning *`, values)
+    .query<Row>(
+      `insert into ${resource.table} as t (${columns.join(", ")}) values (${placeholders}) returning t.*${namesSql(resource, "t")}`,
+      values,
+    )
     .catch((error: unknown) => translateUnique(resource, input, error));
   if (!row) throw new Error(`insert into ${resource.table} returned nothing`);
   const item = toItem(resource, row);
@@ -172,7 +206,10 @@ export async function updateItem(
     sets.push(`${field.column} = $${values.length}`);
   }
   const [row] = await db
-    .query<Row>(`update ${resource.table} set ${sets.join(", ")} where tenant_id = $1 and id = $2 returning *`, values)
+    .query<Row>(
+      `update ${resource.table} t set ${sets.join(", ")} where t.tenant_id = $1 and t.id = $2 returning t.*${namesSql(resource, "t")}`,
+      values,
+    )
     .catch((error: unknown) => translateUnique(resource, input, error));
   if (!row) return null;
   const item = toItem(resource, row);

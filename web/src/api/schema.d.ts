@@ -4664,6 +4664,11 @@ export interface paths {
                                     uniqueClicks: number;
                                 };
                                 name: string;
+                                /** @description The names of accountId and brandId (link names repeat across accounts) */
+                                names?: {
+                                    account: string | null;
+                                    brand: string | null;
+                                };
                                 /** Format: date-time */
                                 updatedAt: string;
                                 url: string;
@@ -10961,7 +10966,7 @@ export interface paths {
             path?: never;
             cookie?: never;
         };
-        /** The tenant's brand links, oldest first; search matches names case-insensitively */
+        /** The tenant's brand links, oldest first; search matches names case-insensitively (a brand link's account and brand too) */
         get: {
             parameters: {
                 query?: {
@@ -10975,7 +10980,7 @@ export interface paths {
                     offset?: number;
                     /** @description Only rows of this program (through the account) */
                     programId?: number;
-                    /** @description Case-insensitive part of the name (trigram index) */
+                    /** @description Case-insensitive part of the link's name, or of its account's or brand's name */
                     search?: string;
                 };
                 header?: never;
@@ -11000,6 +11005,11 @@ export interface paths {
                                 createdAt: string;
                                 id: number;
                                 name: string;
+                                /** @description The names of accountId and brandId (link names repeat across accounts) */
+                                names?: {
+                                    account: string | null;
+                                    brand: string | null;
+                                };
                                 /** Format: date-time */
                                 updatedAt: string;
                                 url: string;
@@ -11198,6 +11208,11 @@ export interface paths {
                                 createdAt: string;
                                 id: number;
                                 name: string;
+                                /** @description The names of accountId and brandId (link names repeat across accounts) */
+                                names?: {
+                                    account: string | null;
+                                    brand: string | null;
+                                };
                                 /** Format: date-time */
                                 updatedAt: string;
                                 url: string;
@@ -11416,6 +11431,11 @@ export interface paths {
                                 createdAt: string;
                                 id: number;
                                 name: string;
+                                /** @description The names of accountId and brandId (link names repeat across accounts) */
+                                names?: {
+                                    account: string | null;
+                                    brand: string | null;
+                                };
                                 /** Format: date-time */
                                 updatedAt: string;
                                 url: string;
@@ -11805,6 +11825,11 @@ export interface paths {
                                 createdAt: string;
                                 id: number;
                                 name: string;
+                                /** @description The names of accountId and brandId (link names repeat across accounts) */
+                                names?: {
+                                    account: string | null;
+                                    brand: string | null;
+                                };
                                 /** Format: date-time */
                                 updatedAt: string;
                                 url: string;

@@ -1,10 +1,12 @@
-import { useId } from "react";
+import { useId, useMemo } from "react";
 import { Field } from "../../components/Field";
+import { SearchPicker } from "../../components/SearchPicker";
 import { messageOf } from "../../components/states";
 import { formatInteger } from "../../format";
 import { type CatalogRow, OPTIONS_LIMIT, useOptions } from "./catalog-api";
 import { ENTITIES, type EntityKey, type FieldSpec } from "./entities";
 import type { FormValue } from "./form-values";
+import { catalogPicker } from "./picker-sources";
 
 interface ControlProps {
   field: FieldSpec;
@@ -80,36 +82,32 @@ function RefField({ field, value, onChange, error, entity }: ControlProps & { en
 interface RowSelectProps {
   label: string;
   entity: EntityKey;
-  /** The chosen row's id, "" for none (or another of `extra`'s values). */
+  /** The chosen row's id, "" for none (or `extra`'s value). */
   value: string;
   onChange: (value: string) => void;
   error?: string | undefined;
   /** The empty choice's text. */
   none: string;
   hint?: string | undefined;
-  /** Choices after the rows (the link generator's "a new tracker"). */
-  extra?: { value: string; label: string }[];
+  /** A choice besides the rows (the link generator's "a new tracker"). */
+  extra?: { value: string; label: string };
 }
 
-/** One row of a catalog list, from the API's rows (a form's pointer, a list filter, the link generator). */
-export function RowSelect({ label, entity, value, onChange, error, none, hint, extra = [] }: RowSelectProps) {
-  const options = useOptions(entity);
-  const shown = options.isError ? messageOf(options.error) : (optionsHint(entity, options.data?.page.total) ?? hint);
-  const extraValues = new Set(extra.map((e) => e.value));
-  const rows = withChosen(options.data?.rows ?? [], extraValues.has(value) ? [] : [value]);
+/** One row of a catalog list, found by typing (a form's pointer, a list filter, the link generator). */
+export function RowSelect({ label, entity, value, onChange, error, none, hint, extra }: RowSelectProps) {
+  const source = useMemo(() => catalogPicker(entity), [entity]);
+  const chosenExtra = extra !== undefined && value === extra.value;
   return (
-    <Field label={label} hint={shown} error={error}>
-      {(control) => (
-        <select {...control} value={value} onChange={(e) => onChange(e.target.value)}>
-          <option value="">{options.isPending ? "Loading…" : none}</option>
-          {[...rows, ...extra].map((option) => (
-            <option key={option.value} value={option.value}>
-              {option.label}
-            </option>
-          ))}
-        </select>
-      )}
-    </Field>
+    <SearchPicker
+      label={label}
+      source={source}
+      value={value === "" || chosenExtra ? undefined : Number(value)}
+      onChange={(id) => onChange(id === undefined ? "" : String(id))}
+      none={none}
+      extra={extra && { label: extra.label, chosen: chosenExtra, onChoose: () => onChange(extra.value) }}
+      hint={hint}
+      error={error}
+    />
   );
 }
 

@@ -4,18 +4,20 @@ import { type FormEvent, useState } from "react";
 import { CopyButton } from "../../components/CopyButton";
 import { Field, fieldError } from "../../components/Field";
 import { ErrorState, Loading } from "../../components/states";
-import { CATALOG_KEY, generateLink, useOptions } from "./catalog-api";
+import { CATALOG_KEY, generateLink, useRows } from "./catalog-api";
 import { RowSelect } from "./EntityFields";
 import { linkGeneratorRoute } from "./routes";
 import { type GeneratorSearch, trackerParam } from "./search";
 
 const NEW_TRACKER = "new";
+const FIRST_ROW = { offset: 0, limit: 1 };
 
 /** The tracking URL of a brand link on a traffic source, with a tracker: the API builds it. */
 export function LinkGeneratorPage() {
   const search = linkGeneratorRoute.useSearch();
-  const links = useOptions("links");
-  const sources = useOptions("traffic-sources");
+  // Only whether there are any: the pickers find the rows by typing.
+  const links = useRows("links", FIRST_ROW);
+  const sources = useRows("traffic-sources", FIRST_ROW);
   const ready = search.link !== undefined && search.source !== undefined;
   const tracker = trackerParam(search);
   const generated = useQuery({
@@ -158,7 +160,7 @@ function GeneratorForm({ search, error }: GeneratorFormProps) {
         onChange={setTracker}
         error={tracker === NEW_TRACKER ? undefined : trackerError}
         none="No tracker"
-        extra={[{ value: NEW_TRACKER, label: "A new tracker…" }]}
+        extra={{ value: NEW_TRACKER, label: "A new tracker…" }}
       />
       {tracker === NEW_TRACKER && (
         <Field

@@ -1,15 +1,15 @@
 import { useMutation } from "@tanstack/react-query";
 import { ConfirmButton } from "../../components/ConfirmButton";
 import { messageOf } from "../../components/states";
-import { type CatalogRow, deleteRow, useInvalidateCatalog, useOptions } from "./catalog-api";
+import { type CatalogRow, deleteRow, useInvalidateCatalog, useRow } from "./catalog-api";
 import type { EntityKey, EntitySpec } from "./entities";
 
-/** A row of another list by its name (from the picker's rows), or its id when beyond them. */
+/** A row of another list by its name, read by id (cached: a page's rows share their reads), or its id. */
 export function RefName({ entity, id }: { entity: EntityKey; id: unknown }) {
-  const options = useOptions(entity);
+  const known = typeof id === "number" ? id : undefined;
+  const row = useRow(entity, known);
   if (id === null || id === undefined) return null;
-  const row = options.data?.rows.find((r) => r.id === id);
-  return <>{row ? row.name : `#${String(id)}`}</>;
+  return <>{row.data ? row.data.name : `#${String(id)}`}</>;
 }
 
 /** Delete, after asking; the API's refusal (a brand programs still offer) shown beside it. */

@@ -1,14 +1,9 @@
-import { type FormEvent, useId, useState } from "react";
+import { type FormEvent, useId, useMemo, useState } from "react";
 import { Field, FormError, fieldError, formError } from "../../components/Field";
+import { SearchPicker } from "../../components/SearchPicker";
 import { conversionTypeLabel } from "../../vocabulary";
-import {
-  type AttributionSource,
-  type ConversionType,
-  type NewWebhook,
-  useTenantSettings,
-  useTrafficSources,
-  type Webhook,
-} from "./api";
+import { catalogPicker } from "../catalog/picker-sources";
+import { type AttributionSource, type ConversionType, type NewWebhook, useTenantSettings, type Webhook } from "./api";
 import { formatEventNames, parseEventNames } from "./template";
 import { UrlField } from "./UrlField";
 
@@ -90,7 +85,7 @@ export function WebhookForm({
   const [namesError, setNamesError] = useState<string>();
   // The URL the last save sent: the API's refusal of it stands until the person changes it.
   const [sentUrl, setSentUrl] = useState<string>();
-  const sources = useTrafficSources();
+  const sources = useMemo(() => catalogPicker("traffic-sources"), []);
   const settings = useTenantSettings();
   const set = <K extends keyof WebhookDraft>(key: K, value: WebhookDraft[K]) =>
     setDraft((d) => ({ ...d, [key]: value }));
@@ -150,25 +145,15 @@ export function WebhookForm({
           </select>
         )}
       </Field>
-      <Field
+      <SearchPicker
         label="Fires for"
+        source={sources}
+        value={draft.trafficSourceId === "" ? undefined : Number(draft.trafficSourceId)}
+        onChange={(id) => set("trafficSourceId", id === undefined ? "" : String(id))}
+        none="Every conversion (affiliate-level)"
         error={fieldError(error, "trafficSourceId")}
-        hint="Affiliate-level webhooks get every conversion; a source's webhook only that source's."
-      >
-        {(props) => (
-          <select {...props} value={draft.trafficSourceId} onChange={(e) => set("trafficSourceId", e.target.value)}>
-            <option value="">Every conversion (affiliate-level)</option>
-            {(sources.data ?? []).map((s) => (
-              <option key={s.id} value={String(s.id)}>
-                Traffic source: {s.name}
-              </option>
-            ))}
-            {draft.trafficSourceId !== "" && !sources.data?.some((s) => String(s.id) === draft.trafficSourceId) && (
-              <option value={draft.trafficSourceId}>Traffic source {draft.trafficSourceId}</option>
-            )}
-          </select>
-        )}
-      </Field>
+        hint="Affiliate-level webhooks get every conversion; a source's webhook only that source's. Type to find a traffic source."
+      />
       <fieldset className="choices">
         <legend>Conversion types (none checked: every type)</legend>
         {offeredTypes.map((type) => (

@@ -1,4 +1,4 @@
-import { type QueryClient, useQuery } from "@tanstack/react-query";
+import { type QueryClient, useQueries, useQuery } from "@tanstack/react-query";
 import { api, unwrap } from "../../api/client";
 import type { paths } from "../../api/schema";
 import type { DeliverySearch, WebhookListSearch } from "./search";
@@ -73,10 +73,22 @@ export function usePlaceholders() {
   });
 }
 
+/**
+ * The traffic sources the tenant's webhooks fire for, read one by one (the form finds others by
+ * typing): their names for the webhook list.
+ */
 export function useTrafficSources() {
-  return useQuery({
-    queryKey: ["traffic-sources", "all"],
-    queryFn: async () => (await unwrap(api.GET("/api/v1/traffic-sources", { params: { query: { limit: 500 } } }))).data,
+  const webhooks = useAllWebhooks();
+  const ids = [
+    ...new Set((webhooks.data ?? []).flatMap((w) => (w.trafficSourceId === null ? [] : [w.trafficSourceId]))),
+  ];
+  return useQueries({
+    queries: ids.map((id) => ({
+      queryKey: ["traffic-sources", "one", id],
+      queryFn: async () => (await unwrap(api.GET("/api/v1/traffic-sources/{id}", { params: { path: { id } } }))).data,
+      retry: false,
+    })),
+    combine: (results) => ({ data: results.flatMap((result) => (result.data ? [result.data] : [])) }),
   });
 }
 
