@@ -617,7 +617,19 @@ describe.skipIf(!hasChromium)("dashboard reports page", () => {
       // The address is the view; a preset added to the list is local too.
       await page.reload();
       await expect.poll(() => picker.inputValue(), { timeout: WAIT_MS }).toBe("America/New_York");
-      const lastMonth = asked("America/New_York", "hour");
+      // The request of last month's window: the reload's own (yesterday's) may still be on its way.
+      const lastMonth = page.waitForRequest(
+        (r) => {
+          const u = new URL(r.url());
+          return (
+            u.pathname === "/api/v1/reports/events/performance" &&
+            u.searchParams.get("timeZone") === "America/New_York" &&
+            u.searchParams.get("conversionDateFrom")?.endsWith("-01") === true &&
+            u.searchParams.get("conversionDateFrom") !== u.searchParams.get("conversionDateTo")
+          );
+        },
+        { timeout: WAIT_MS },
+      );
       await page.getByLabel("Period").selectOption("lastMonth");
       const monthQuery = new URL((await lastMonth).url()).searchParams;
       const nyMonthStart = `${localDay("America/New_York").slice(0, 7)}-01`;

@@ -48,7 +48,9 @@ export function DataTable<Row>({ caption, columns, rows, rowKey, sort, onSort, e
     onSort({ by: key, direction });
   };
   return (
-    <div className="table-wrap">
+    // Focusable and named, so a keyboard can scroll a table wider than the screen (a phone).
+    // biome-ignore lint/a11y/noNoninteractiveTabindex: a scrolling region must be reachable by keyboard (WCAG 2.1.1)
+    <section className="table-wrap" tabIndex={0} aria-label={caption}>
       <table className="data-table">
         <caption className="visually-hidden">{caption}</caption>
         <thead>
@@ -97,7 +99,7 @@ export function DataTable<Row>({ caption, columns, rows, rowKey, sort, onSort, e
           </tfoot>
         )}
       </table>
-    </div>
+    </section>
   );
 }
 

@@ -62,14 +62,33 @@ export function ConversionPage() {
               <Fact label="Occurred">{formatDateTime(conversion.data.occurredAt)}</Fact>
               <Fact label="Recorded">{formatDateTime(conversion.data.recordedAt)}</Fact>
               <Fact label="Click id">
-                {conversion.data.clickId ? <code>{conversion.data.clickId}</code> : orNone(null)}
+                {conversion.data.clickId ? (
+                  conversion.data.attributed ? (
+                    <Link to="/clicks/$clickId" params={{ clickId: conversion.data.clickId }}>
+                      <code>{conversion.data.clickId}</code>
+                    </Link>
+                  ) : (
+                    <code>{conversion.data.clickId}</code>
+                  )
+                ) : (
+                  orNone(null)
+                )}
               </Fact>
               <Fact label="Attributed">
                 {conversion.data.attributed ? "Yes, to a known click" : "No: the click is absent or unknown"}
               </Fact>
               <Fact label="Attribution source">{conversion.data.attributionSource}</Fact>
               <Fact label="External id">
-                {conversion.data.externalId ? <code>{conversion.data.externalId}</code> : orNone(null)}
+                {conversion.data.externalId ? (
+                  <>
+                    <code>{conversion.data.externalId}</code>{" "}
+                    <Link to="/postback-log" search={{ externalId: conversion.data.externalId }}>
+                      Postback log
+                    </Link>
+                  </>
+                ) : (
+                  orNone(null)
+                )}
               </Fact>
               <Fact label="Account">
                 <CatalogName kind="accounts" id={conversion.data.accountId} />
