@@ -119,6 +119,34 @@ describe.skipIf(!hasChromium)("dashboard: settings", () => {
       expect(await documentText(page)).not.toContain(key);
       await page.getByRole("button", { name: "Rotate postback key" }).waitFor({ timeout: WAIT_MS });
 
+      // Again with a grace period: the replaced key works until the end shown, which can be ended now.
+      await page.getByLabel("The current key keeps working for").selectOption("24");
+      await page.getByRole("button", { name: "Rotate postback key" }).click();
+      expect(await dialog.textContent()).toContain("keeps working for 24 hours");
+      await dialog.getByRole("button", { name: "Rotate postback key" }).click();
+      await shown.waitFor({ timeout: WAIT_MS });
+      const graceKey = String(await shown.textContent());
+      const previous = page.locator(".previous-key");
+      await previous.waitFor({ timeout: WAIT_MS });
+      const until = (await settings()).previousKeyValidUntil;
+      expect(until).not.toBeNull();
+      expect(await previous.textContent()).toContain("The previous postback key still works until");
+      expect((await t.call({ method: "GET", url: `/postback/${key}?type=Signup` })).statusCode).toBe(201);
+      await page.getByRole("button", { name: "I have copied it" }).click();
+      await shown.waitFor({ state: "detached", timeout: WAIT_MS });
+      await screenshot(page, "settings-04b-previous-key");
+      await page.setViewportSize({ width: 390, height: 844 });
+      await screenshot(page, "settings-04c-previous-key-390");
+      expect(await page.evaluate(() => document.documentElement.scrollWidth)).toBeLessThanOrEqual(390);
+      await page.setViewportSize({ width: 1024, height: 800 });
+      await expectAccessible(page);
+      await previous.getByRole("button", { name: "End it now" }).click();
+      await dialog.getByRole("button", { name: "End it now" }).click();
+      await previous.waitFor({ state: "detached", timeout: WAIT_MS });
+      expect((await settings()).previousKeyValidUntil).toBeNull();
+      expect((await t.call({ method: "GET", url: `/postback/${key}?type=Signup` })).statusCode).toBe(404);
+      expect((await t.call({ method: "GET", url: `/postback/${graceKey}?type=Signup` })).statusCode).toBe(201);
+
       dropRefusals(log, 400, "/api/v1/settings");
       expectClean(log);
     } finally {

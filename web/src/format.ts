@@ -16,6 +16,10 @@ export const formatInteger = (value: number) => integer.format(value);
 export const formatPercent = (value: number) => percent.format(value);
 export const formatDateTime = (iso: string) => `${dateTime.format(new Date(iso))} UTC`;
 
+/** An instant on the clock of an IANA zone, named: "Nov 30, 2026, 9:15 AM (Europe/Berlin)". */
+export const formatDateTimeIn = (iso: string, zone: string) =>
+  `${new Intl.DateTimeFormat(LOCALE, { dateStyle: "medium", timeStyle: "short", timeZone: zone }).format(new Date(iso))} (${zone})`;
+
 const moneyFormats = new Map<string, Intl.NumberFormat>();
 
 /** The formatter of one currency and style, made once. Throws on a code Intl cannot read. */

@@ -1,3 +1,4 @@
+export { tenantOfPostbackKey } from "./postback-key.js";
 export { NewUserBody, Tenant as TenantSchema, User as UserSchema } from "./schemas.js";
 export {
   createTenant,

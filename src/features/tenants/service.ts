@@ -1,4 +1,4 @@
-import { hashPassword, passwordNeedsRehash, randomSecret, sha256Hex } from "../../platform/crypto.js";
+import { hashPassword, passwordNeedsRehash, sha256Hex } from "../../platform/crypto.js";
 import type { Queryable } from "../../platform/db/index.js";
 import { selectPage } from "../../platform/db/paging.js";
 import { containsPattern } from "../../platform/db/search.js";
@@ -7,6 +7,7 @@ import { newId } from "../../platform/ids.js";
 import { type Actor, recordAudit } from "../audit/index.js";
 import { isPermission, type TenantEntitlements } from "../auth/index.js";
 import { recheckHeldEvents } from "../outgoing-webhooks/index.js";
+import { newPostbackKey } from "./postback-key.js";
 
 export interface Tenant {
   id: string;
@@ -82,30 +83,6 @@ function requireName(name: string, field: string): string {
   const trimmed = name.trim();
   if (trimmed === "") throw ApiError.validation(field, "must not be blank");
   return trimmed;
-}
-
-function newPostbackKey(): string {
-  return randomSecret()
-    .replace(/[+/=_-]/g, "")
-    .slice(0, 32);
-}
-
-/** Replaces the tenant's postback key: the old one stops working at once. Returns the new key. */
-export async function rotatePostbackKey(db: Queryable, tenantId: string, actor: Actor, at: Date): Promise<string> {
-  const postbackKey = newPostbackKey();
-  await db.query("update tenants set postback_key_hash = $2, updated_at = $3 where id = $1", [
-    tenantId,
-    sha256Hex(postbackKey),
-    at,
-  ]);
-  await recordAudit(db, {
-    tenantId,
-    actor,
-    action: "tenant.postback_key_rotated",
-    subject: { type: "tenant", id: tenantId },
-    at,
-  });
-  return postbackKey;
 }
 
 /**

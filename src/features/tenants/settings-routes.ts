@@ -7,8 +7,14 @@ import { ApiError } from "../../platform/http/errors.js";
 import { requireTimeZone } from "../../platform/time-zone.js";
 import { actorOf } from "../audit/index.js";
 import { callerOf } from "../auth/index.js";
+import {
+  endPreviousPostbackKey,
+  MAX_POSTBACK_KEY_GRACE_HOURS,
+  previousPostbackKeyUntil,
+  rotatePostbackKey,
+} from "./postback-key.js";
 import { Tenant } from "./schemas.js";
-import { getReportingSettings, getTenant, rotatePostbackKey, setReportingSettings } from "./service.js";
+import { getReportingSettings, getTenant, setReportingSettings } from "./service.js";
 
 const DefaultCurrency = Type.String({
   description:
@@ -32,7 +38,25 @@ const Settings = Type.Object({
   postbackUrlTemplate: Type.String({
     description: "Where programs send conversions; {postbackKey} is the secret shown once when it is rotated",
   }),
+  previousKeyValidUntil: Type.Union([Type.String({ format: "date-time" }), Type.Null()], {
+    description:
+      "Until when the key the last rotation replaced still works (its grace period); null when it no longer does",
+  }),
 });
+
+const RotateBody = Type.Object(
+  {
+    graceHours: Type.Optional(
+      Type.Integer({
+        minimum: 0,
+        maximum: MAX_POSTBACK_KEY_GRACE_HOURS,
+        default: 0,
+        description: `Hours the replaced key keeps working (0 to ${MAX_POSTBACK_KEY_GRACE_HOURS}, a week); 0: it stops at once`,
+      }),
+    ),
+  },
+  { additionalProperties: false },
+);
 
 const SettingsPatch = Type.Object(
   {
@@ -58,6 +82,9 @@ const SettingsPatch = Type.Object(
 const RotatedKey = Type.Object({
   postbackKey: Type.String({ description: "The new secret, shown in this answer only" }),
   postbackUrl: Type.String({ description: "The postback URL with the new key and example parameters" }),
+  previousKeyValidUntil: Type.Union([Type.String({ format: "date-time" }), Type.Null()], {
+    description: "Until when the replaced key still works; null: it stopped at once",
+  }),
 });
 
 /** What these routes use of the app's shared parts (assembled in app.ts). */
@@ -70,6 +97,7 @@ export function settingsRoutes(ctx: SettingsRouteDeps): FastifyPluginAsyncTypebo
   const settingsOf = async (tenantId: string) => {
     const tenant = await getTenant(ctx.db, tenantId);
     const money = await getReportingSettings(ctx.db, tenantId);
+    const until = await previousPostbackKeyUntil(ctx.db, tenantId, ctx.clock.now());
     if (!tenant || money === null) throw ApiError.notFound("Tenant", tenantId);
     return {
       ...tenant,
@@ -78,6 +106,7 @@ export function settingsRoutes(ctx: SettingsRouteDeps): FastifyPluginAsyncTypebo
       reportingCurrencyFollowsDefault: money.reportingCurrency === null,
       timeZone: money.timeZone,
       postbackUrlTemplate: `${base}/postback/{postbackKey}?${parameters}`,
+      previousKeyValidUntil: until?.toISOString() ?? null,
     };
   };
   return async (app) => {
@@ -131,20 +160,60 @@ export function settingsRoutes(ctx: SettingsRouteDeps): FastifyPluginAsyncTypebo
       "/settings/postback-key",
       {
         config: { permission: "account.admin" },
+        // A rotation posted without a body (as before graceHours) is a rotation without a grace period.
+        preValidation: async (request) => {
+          request.body ??= {};
+        },
         schema: {
           tags: ["Settings"],
-          summary: "Rotate the postback key: the old key stops working at once; the new one is shown only here",
+          summary: "Rotate the postback key; the new one is shown only here",
+          description:
+            "The replaced key stops at once, or keeps working for graceHours (up to a week) so programs can be " +
+            "moved to the new URL one by one. Rotating again during a grace period ends it: only the key just " +
+            "replaced keeps working, and the one before it stops at once.",
+          body: RotateBody,
           response: { 201: Envelope(RotatedKey), ...errorResponses },
         },
       },
       async (request, reply) => {
         const caller = callerOf(request);
-        const postbackKey = await ctx.db.transaction((tx) =>
-          rotatePostbackKey(tx, caller.tenantId, actorOf(caller), ctx.clock.now()),
+        const graceHours = request.body.graceHours ?? 0;
+        const rotated = await ctx.db.transaction((tx) =>
+          rotatePostbackKey(tx, caller.tenantId, actorOf(caller), ctx.clock.now(), graceHours),
         );
-        return reply
-          .status(201)
-          .send(ok({ postbackKey, postbackUrl: `${base}/postback/${postbackKey}?${parameters}` }, "Rotated"));
+        const { postbackKey, previousKeyValidUntil } = rotated;
+        return reply.status(201).send(
+          ok(
+            {
+              postbackKey,
+              postbackUrl: `${base}/postback/${postbackKey}?${parameters}`,
+              previousKeyValidUntil: previousKeyValidUntil?.toISOString() ?? null,
+            },
+            previousKeyValidUntil
+              ? `Rotated; the previous key works until ${previousKeyValidUntil.toISOString()}`
+              : "Rotated",
+          ),
+        );
+      },
+    );
+
+    app.delete(
+      "/settings/postback-key/previous",
+      {
+        config: { permission: "account.admin" },
+        schema: {
+          tags: ["Settings"],
+          summary: "End the replaced postback key's grace period now: it stops working at once",
+          response: { 200: Envelope(Type.Object({ ended: Type.Boolean() })), ...errorResponses },
+        },
+      },
+      async (request) => {
+        const caller = callerOf(request);
+        const ended = await ctx.db.transaction((tx) =>
+          endPreviousPostbackKey(tx, caller.tenantId, actorOf(caller), ctx.clock.now()),
+        );
+        if (!ended) throw new ApiError("not_found", "No replaced postback key is still working");
+        return ok({ ended }, "The previous postback key no longer works");
       },
     );
   };

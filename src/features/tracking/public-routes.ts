@@ -7,6 +7,7 @@ import type { FieldError } from "../../platform/http/errors.js";
 import { NullableString } from "../../platform/http/nullable.js";
 import { limitText, type Verdict } from "../../platform/http/rate-limit.js";
 import { recordedLines, refusedLines, writePostbackLog } from "../postback-log/index.js";
+import { tenantOfPostbackKey } from "../tenants/index.js";
 import { clickRoute } from "./click-route.js";
 import {
   type ConversionInput,
@@ -162,10 +163,8 @@ export function trackingPublicRoutes(ctx: TrackingPublicRouteDeps, tracking: Tra
     /** The tenant whose postback key this is, or null. */
     const tenantOfKey = async (key: string): Promise<string | null> => {
       tracking.postbackKeyLookups += 1;
-      const [tenant] = await ctx.db.query<{ id: string }>("select id from tenants where postback_key_hash = $1", [
-        sha256Hex(key),
-      ]);
-      return tenant?.id ?? null;
+      // The current key, or the one it replaced while its grace period runs.
+      return tenantOfPostbackKey(ctx.db, key, ctx.clock.now());
     };
     // A call the route's schema refused (a type no conversion has) is logged for the key's tenant;
     // with an unknown key it is not: that refusal never got as far as the key.

@@ -16774,6 +16774,8 @@ export interface paths {
                                 name: string;
                                 /** @description Where programs send conversions; {postbackKey} is the secret shown once when it is rotated */
                                 postbackUrlTemplate: string;
+                                /** @description Until when the key the last rotation replaced still works (its grace period); null when it no longer does */
+                                previousKeyValidUntil: string | null;
                                 /** @description ISO 4217 code reports show amounts in, each converted at the rate of its event's day; defaultCurrency unless set */
                                 reportingCurrency: string;
                                 /** @description True when no reporting currency is set: reportingCurrency is defaultCurrency and follows its changes */
@@ -16979,6 +16981,8 @@ export interface paths {
                                 name: string;
                                 /** @description Where programs send conversions; {postbackKey} is the secret shown once when it is rotated */
                                 postbackUrlTemplate: string;
+                                /** @description Until when the key the last rotation replaced still works (its grace period); null when it no longer does */
+                                previousKeyValidUntil: string | null;
                                 /** @description ISO 4217 code reports show amounts in, each converted at the rate of its event's day; defaultCurrency unless set */
                                 reportingCurrency: string;
                                 /** @description True when no reporting currency is set: reportingCurrency is defaultCurrency and follows its changes */
@@ -17145,7 +17149,10 @@ export interface paths {
         };
         get?: never;
         put?: never;
-        /** Rotate the postback key: the old key stops working at once; the new one is shown only here */
+        /**
+         * Rotate the postback key; the new one is shown only here
+         * @description The replaced key stops at once, or keeps working for graceHours (up to a week) so programs can be moved to the new URL one by one. Rotating again during a grace period ends it: only the key just replaced keeps working, and the one before it stops at once.
+         */
         post: {
             parameters: {
                 query?: never;
@@ -17153,7 +17160,17 @@ export interface paths {
                 path?: never;
                 cookie?: never;
             };
-            requestBody?: never;
+            requestBody: {
+                content: {
+                    "application/json": {
+                        /**
+                         * @description Hours the replaced key keeps working (0 to 168, a week); 0: it stops at once
+                         * @default 0
+                         */
+                        graceHours?: number;
+                    };
+                };
+            };
             responses: {
                 /** @description Default Response */
                 201: {
@@ -17169,6 +17186,8 @@ export interface paths {
                                 postbackKey: string;
                                 /** @description The postback URL with the new key and example parameters */
                                 postbackUrl: string;
+                                /** @description Until when the replaced key still works; null: it stopped at once */
+                                previousKeyValidUntil: string | null;
                             };
                             message: string;
                         };
@@ -17315,6 +17334,187 @@ export interface paths {
             };
         };
         delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/v1/settings/postback-key/previous": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        post?: never;
+        /** End the replaced postback key's grace period now: it stops working at once */
+        delete: {
+            parameters: {
+                query?: never;
+                header?: never;
+                path?: never;
+                cookie?: never;
+            };
+            requestBody?: never;
+            responses: {
+                /** @description Default Response */
+                200: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            /** @description Stable snake_case result code: ok, validation_error, unauthorized, ... */
+                            code: string;
+                            data: {
+                                ended: boolean;
+                            };
+                            message: string;
+                        };
+                    };
+                };
+                /** @description Default Response */
+                400: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            /** @description Stable snake_case result code: ok, validation_error, unauthorized, ... */
+                            code: string;
+                            data: null | ({
+                                errors?: {
+                                    message: string;
+                                    path: string;
+                                }[];
+                                requestId?: string;
+                            } & {
+                                [key: string]: unknown;
+                            });
+                            /** @description Names the field, value or placeholder at fault */
+                            message: string;
+                        };
+                    };
+                };
+                /** @description Default Response */
+                401: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            /** @description Stable snake_case result code: ok, validation_error, unauthorized, ... */
+                            code: string;
+                            data: null | ({
+                                errors?: {
+                                    message: string;
+                                    path: string;
+                                }[];
+                                requestId?: string;
+                            } & {
+                                [key: string]: unknown;
+                            });
+                            /** @description Names the field, value or placeholder at fault */
+                            message: string;
+                        };
+                    };
+                };
+                /** @description Default Response */
+                403: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            /** @description Stable snake_case result code: ok, validation_error, unauthorized, ... */
+                            code: string;
+                            data: null | ({
+                                errors?: {
+                                    message: string;
+                                    path: string;
+                                }[];
+                                requestId?: string;
+                            } & {
+                                [key: string]: unknown;
+                            });
+                            /** @description Names the field, value or placeholder at fault */
+                            message: string;
+                        };
+                    };
+                };
+                /** @description Default Response */
+                404: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            /** @description Stable snake_case result code: ok, validation_error, unauthorized, ... */
+                            code: string;
+                            data: null | ({
+                                errors?: {
+                                    message: string;
+                                    path: string;
+                                }[];
+                                requestId?: string;
+                            } & {
+                                [key: string]: unknown;
+                            });
+                            /** @description Names the field, value or placeholder at fault */
+                            message: string;
+                        };
+                    };
+                };
+                /** @description Default Response */
+                429: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            /** @description Stable snake_case result code: ok, validation_error, unauthorized, ... */
+                            code: string;
+                            data: null | ({
+                                errors?: {
+                                    message: string;
+                                    path: string;
+                                }[];
+                                requestId?: string;
+                            } & {
+                                [key: string]: unknown;
+                            });
+                            /** @description Names the field, value or placeholder at fault */
+                            message: string;
+                        };
+                    };
+                };
+                /** @description Default Response */
+                500: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            /** @description Stable snake_case result code: ok, validation_error, unauthorized, ... */
+                            code: string;
+                            data: null | ({
+                                errors?: {
+                                    message: string;
+                                    path: string;
+                                }[];
+                                requestId?: string;
+                            } & {
+                                [key: string]: unknown;
+                            });
+                            /** @description Names the field, value or placeholder at fault */
+                            message: string;
+                        };
+                    };
+                };
+            };
+        };
         options?: never;
         head?: never;
         patch?: never;

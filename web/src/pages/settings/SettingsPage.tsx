@@ -61,7 +61,12 @@ export function SettingsPage() {
                 <CurrencyForm setting="defaultCurrency" settings={settings.data} />
                 <CurrencyForm setting="reportingCurrency" settings={settings.data} />
                 <TimeZoneForm settings={settings.data} />
-                <PostbackKey template={settings.data.postbackUrlTemplate} canRotate={admin} />
+                <PostbackKey
+                  template={settings.data.postbackUrlTemplate}
+                  canRotate={admin}
+                  previousKeyValidUntil={settings.data.previousKeyValidUntil}
+                  timeZone={settings.data.timeZone}
+                />
               </div>
             </>
           )}
