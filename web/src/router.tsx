@@ -105,5 +105,3 @@ declare module "@tanstack/react-router" {
     router: typeof router;
   }
 }
-
-export { overviewRoute, signInRoute };

@@ -1,5 +1,5 @@
 import { useQuery } from "@tanstack/react-query";
-import { Link, useNavigate } from "@tanstack/react-router";
+import { getRouteApi, Link, useNavigate } from "@tanstack/react-router";
 import { type FormEvent, lazy, Suspense, useEffect, useState } from "react";
 import { useReportZone } from "../account-time-zone";
 import { api, unwrap } from "../api/client";
@@ -12,8 +12,11 @@ import { type DayRange, daysOf, lengthInDays, previousPeriod, rangeProblem } fro
 import { formatChange, formatDateTime, formatInteger, formatMoney, formatPercent } from "../format";
 import { useMe } from "../me";
 import { PERIOD_PRESETS, PRESET_LABELS, presetRange } from "../periods";
-import { type OverviewSearch, overviewRoute } from "../router";
+import type { OverviewSearch } from "../router";
 import { METRIC_LABELS } from "../vocabulary";
+
+// The page reaches its route by id: its routes module imports it, never the other way.
+const overviewRoute = getRouteApi("/app/");
 
 // ECharts is the largest dependency: it loads beside the figures, not before them.
 const DailyChart = lazy(() => import("../components/DailyChart"));

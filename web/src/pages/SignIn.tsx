@@ -1,11 +1,13 @@
 import { useQueryClient } from "@tanstack/react-query";
-import { useNavigate } from "@tanstack/react-router";
+import { getRouteApi, useNavigate } from "@tanstack/react-router";
 import { type FormEvent, useState } from "react";
 import { ApiFailure, api, unwrap } from "../api/client";
 import { withLabel } from "../components/field-message";
 import { messageOf } from "../components/states";
-import { signInRoute } from "../router";
 import { session } from "../session";
+
+// The page reaches its route by id: its routes module imports it, never the other way.
+const signInRoute = getRouteApi("/sign-in");
 
 const REASONS = {
   expired: "Your session has expired or was revoked. Sign in again to continue.",

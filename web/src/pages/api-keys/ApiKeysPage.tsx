@@ -1,5 +1,5 @@
 import { useQuery } from "@tanstack/react-query";
-import { useNavigate } from "@tanstack/react-router";
+import { getRouteApi, useNavigate } from "@tanstack/react-router";
 import { useState } from "react";
 import { Pager } from "../../components/Pager";
 import { SecretOnce } from "../../components/SecretOnce";
@@ -10,8 +10,10 @@ import { withOffset } from "../../search-params";
 import { type CreatedKey, CreateKeyForm } from "./CreateKeyForm";
 import { KeysTable } from "./KeysTable";
 import { keysQuery } from "./queries";
-import { apiKeysRoute } from "./routes";
 import "./api-keys.css";
+
+// The page reaches its route by id: its routes module imports it, never the other way.
+const apiKeysRoute = getRouteApi("/app/api-keys");
 
 /**
  * The tenant's API keys (GET /api/v1/api-tokens): who made each, its scopes, expiry and last
@@ -20,7 +22,7 @@ import "./api-keys.css";
  */
 export function ApiKeysPage() {
   const { offset = 0, scopes: preset } = apiKeysRoute.useSearch();
-  const navigate = useNavigate({ from: apiKeysRoute.fullPath });
+  const navigate = useNavigate({ from: "/api-keys" });
   const me = useMe();
   const can = useCan();
   const admin = can("account.admin");

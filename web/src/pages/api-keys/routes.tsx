@@ -9,7 +9,7 @@ export interface ApiKeysSearch {
 }
 
 // Each page's code loads when it is first visited, so the first route stays small.
-export const apiKeysRoute = createRoute({
+const apiKeysRoute = createRoute({
   getParentRoute: () => appRoute,
   path: "/api-keys",
   validateSearch: (search: Record<string, unknown>): ApiKeysSearch => {

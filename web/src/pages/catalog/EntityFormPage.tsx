@@ -1,5 +1,5 @@
 import { useMutation } from "@tanstack/react-query";
-import { Link, useNavigate } from "@tanstack/react-router";
+import { getRouteApi, Link, useNavigate } from "@tanstack/react-router";
 import { type FormEvent, useState } from "react";
 import { FormError, fieldError, formError } from "../../components/Field";
 import { ErrorState, Loading } from "../../components/states";
@@ -12,8 +12,10 @@ import { EntityField } from "./EntityFields";
 import { ENTITIES, type EntityKey, type EntitySpec } from "./entities";
 import { bodyOf, type FormValues, initialValues } from "./form-values";
 import { DeleteRowButton } from "./parts";
-import { entityFormRoute } from "./routes";
 import { catalogId, filtersOf, type ListSearch } from "./search";
+
+// The page reaches its route by id: its routes module imports it, never the other way.
+const entityFormRoute = getRouteApi("/app/catalog/$entity/$id");
 
 /** A new row (`/catalog/brands/new`) or one to edit (`/catalog/brands/12`), for any of the six lists. */
 export function EntityFormPage() {

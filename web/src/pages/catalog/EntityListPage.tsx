@@ -1,4 +1,4 @@
-import { Link, useNavigate } from "@tanstack/react-router";
+import { getRouteApi, Link, useNavigate } from "@tanstack/react-router";
 import { type FormEvent, useEffect, useState } from "react";
 import { type Column, DataTable } from "../../components/DataTable";
 import { Field } from "../../components/Field";
@@ -10,8 +10,10 @@ import { type CatalogRow, PAGE_SIZE, useRows } from "./catalog-api";
 import { RowSelect } from "./EntityFields";
 import { ENTITIES, type EntityKey, type EntitySpec, type FieldSpec, type FilterSpec } from "./entities";
 import { DeleteRowButton, RefName } from "./parts";
-import { entityListRoute } from "./routes";
 import { filtersOf, type ListSearch } from "./search";
+
+// The page reaches its route by id: its routes module imports it, never the other way.
+const entityListRoute = getRouteApi("/app/catalog/$entity");
 
 /** Any of the six lists: the route's `$entity` picks its description. */
 export function EntityListPage() {
@@ -23,7 +25,7 @@ export function EntityListPage() {
 
 function EntityList({ spec }: { spec: EntitySpec }) {
   const search = entityListRoute.useSearch();
-  const navigate = useNavigate({ from: entityListRoute.fullPath });
+  const navigate = useNavigate({ from: "/catalog/$entity" });
   const can = useCan();
   const filters = filtersOf(spec, search);
   const offset = search.offset ?? 0;

@@ -1,13 +1,15 @@
 import { useQuery } from "@tanstack/react-query";
-import { Link, useNavigate } from "@tanstack/react-router";
+import { getRouteApi, Link, useNavigate } from "@tanstack/react-router";
 import { type FormEvent, useState } from "react";
 import { CopyButton } from "../../components/CopyButton";
 import { Field, fieldError } from "../../components/Field";
 import { ErrorState, Loading } from "../../components/states";
 import { CATALOG_KEY, generateLink, useRows } from "./catalog-api";
 import { RowSelect } from "./EntityFields";
-import { linkGeneratorRoute } from "./routes";
 import { type GeneratorSearch, trackerParam } from "./search";
+
+// The page reaches its route by id: its routes module imports it, never the other way.
+const linkGeneratorRoute = getRouteApi("/app/catalog/link-generator");
 
 const NEW_TRACKER = "new";
 const FIRST_ROW = { offset: 0, limit: 1 };
@@ -106,7 +108,7 @@ interface GeneratorFormProps {
 }
 
 function GeneratorForm({ search, error }: GeneratorFormProps) {
-  const navigate = useNavigate({ from: linkGeneratorRoute.fullPath });
+  const navigate = useNavigate({ from: "/catalog/link-generator" });
   const [link, setLink] = useState(search.link === undefined ? "" : String(search.link));
   const [source, setSource] = useState(search.source === undefined ? "" : String(search.source));
   const [tracker, setTracker] = useState(

@@ -4,20 +4,20 @@ import { isEntityKey } from "./entities";
 import { catalogId, parseGeneratorSearch, parseListSearch } from "./search";
 
 // Each page's code loads when it is first visited, so the first route stays small.
-export const catalogRoute = createRoute({
+const catalogRoute = createRoute({
   getParentRoute: () => appRoute,
   path: "/catalog",
   component: lazyRouteComponent(() => import("./CatalogLayout"), "CatalogLayout"),
 });
 
-export const catalogHomeRoute = createRoute({
+const catalogHomeRoute = createRoute({
   getParentRoute: () => catalogRoute,
   path: "/",
   component: lazyRouteComponent(() => import("./CatalogHome"), "CatalogHome"),
 });
 
 /** A static segment ranks before `$entity`, so this is never read as a list's name. */
-export const linkGeneratorRoute = createRoute({
+const linkGeneratorRoute = createRoute({
   getParentRoute: () => catalogRoute,
   path: "link-generator",
   validateSearch: parseGeneratorSearch,
@@ -25,7 +25,7 @@ export const linkGeneratorRoute = createRoute({
 });
 
 /** One list (brands, programs, ...), searched, filtered and paged by its URL. */
-export const entityListRoute = createRoute({
+const entityListRoute = createRoute({
   getParentRoute: () => catalogRoute,
   path: "$entity",
   beforeLoad: ({ params }) => {
@@ -36,7 +36,7 @@ export const entityListRoute = createRoute({
 });
 
 /** A new row (`new`) or one row to edit; the list's URL state rides along, to go back to it. */
-export const entityFormRoute = createRoute({
+const entityFormRoute = createRoute({
   getParentRoute: () => catalogRoute,
   path: "$entity/$id",
   beforeLoad: ({ params }) => {

@@ -1,5 +1,5 @@
 import { keepPreviousData, useQuery } from "@tanstack/react-query";
-import { Link, useNavigate } from "@tanstack/react-router";
+import { getRouteApi, Link, useNavigate } from "@tanstack/react-router";
 import { useReportZone } from "../../account-time-zone";
 import { ApiFailure, api, unwrap } from "../../api/client";
 import { CurrencyPicker, UnconvertedNotice } from "../../components/Currency";
@@ -11,10 +11,12 @@ import { TimeZonePicker } from "../../components/TimeZonePicker";
 import { CompositeToolbar } from "./CompositeToolbar";
 import { MetricsTable } from "./MetricsTable";
 import { PeriodControls, PeriodSummary } from "./PeriodControls";
-import { accountLinksRoute } from "./routes";
 import { type CompositeSearch, changed, compositeQuery, periodSearch, periodsOf, sortOf, withPeriod } from "./search";
 import "./composites.css";
 import { withOffset } from "../../search-params";
+
+// The page reaches its route by id: its routes module imports it, never the other way.
+const accountLinksRoute = getRouteApi("/app/accounts/$accountId");
 
 /** An account id as the API has them: a positive integer. */
 const accountIdOf = (raw: string) => (/^[1-9]\d{0,15}$/.test(raw) ? Number(raw) : null);

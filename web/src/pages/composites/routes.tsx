@@ -3,7 +3,7 @@ import { appRoute } from "../../shell";
 import { parseCompositeSearch } from "./search";
 
 // Each page's code loads when it is first visited, so the first route stays small.
-export const compositesRoute = createRoute({
+const compositesRoute = createRoute({
   getParentRoute: () => appRoute,
   path: "/accounts",
   validateSearch: parseCompositeSearch,
@@ -11,7 +11,7 @@ export const compositesRoute = createRoute({
 });
 
 /** One account's links, with the same period, comparison, sort, search and paging in the URL. */
-export const accountLinksRoute = createRoute({
+const accountLinksRoute = createRoute({
   getParentRoute: () => appRoute,
   path: "/accounts/$accountId",
   validateSearch: parseCompositeSearch,

@@ -1,5 +1,5 @@
 import { useQuery } from "@tanstack/react-query";
-import { Link } from "@tanstack/react-router";
+import { getRouteApi, Link } from "@tanstack/react-router";
 import { ApiFailure, api, unwrap } from "../../api/client";
 import { Fact } from "../../components/Facts";
 import { ErrorState, Loading } from "../../components/states";
@@ -7,11 +7,13 @@ import { formatDateTime } from "../../format";
 import { CatalogName } from "./CatalogName";
 import { ConversionValue } from "./ConversionValue";
 import { Postbacks } from "./Postbacks";
-import { conversionRoute } from "./routes";
 import { StatusBadge } from "./StatusBadge";
 import { conversionKeys, StatusSection } from "./StatusSection";
 import { typeLabel } from "./search";
 import "./conversions.css";
+
+// The page reaches its route by id: its routes module imports it, never the other way.
+const conversionRoute = getRouteApi("/app/conversions/$conversionId");
 
 const orNone = (value: string | number | null) => (value === null ? <span className="muted">none</span> : value);
 

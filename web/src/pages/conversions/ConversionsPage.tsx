@@ -1,5 +1,5 @@
 import { keepPreviousData, useQuery } from "@tanstack/react-query";
-import { Link, useNavigate } from "@tanstack/react-router";
+import { getRouteApi, Link, useNavigate } from "@tanstack/react-router";
 import { type FormEvent, useEffect, useState } from "react";
 import { useAccountTimeZone } from "../../account-time-zone";
 import { api, unwrap } from "../../api/client";
@@ -12,7 +12,6 @@ import { formatDateTime, formatInteger } from "../../format";
 import { useCan } from "../../permissions";
 import { ConversionValue } from "./ConversionValue";
 import { conversionsCsv, EXPORT_MAX_ROWS, exportConversions } from "./export-csv";
-import { conversionsRoute } from "./routes";
 import { StatusBadge } from "./StatusBadge";
 import {
   CONVERSION_STATUSES,
@@ -30,6 +29,9 @@ import {
 } from "./search";
 import "./conversions.css";
 import { withOffset } from "../../search-params";
+
+// The page reaches its route by id: its routes module imports it, never the other way.
+const conversionsRoute = getRouteApi("/app/conversions");
 
 type ConversionRow = {
   id: string;

@@ -3,7 +3,7 @@ import { appRoute } from "../../shell";
 import { parseConversionSearch } from "./search";
 
 // Each page's code loads when it is first visited, so the first route stays small.
-export const conversionsRoute = createRoute({
+const conversionsRoute = createRoute({
   getParentRoute: () => appRoute,
   path: "/conversions",
   validateSearch: parseConversionSearch,
@@ -11,7 +11,7 @@ export const conversionsRoute = createRoute({
 });
 
 /** One conversion, its page views and the postbacks it caused. */
-export const conversionRoute = createRoute({
+const conversionRoute = createRoute({
   getParentRoute: () => appRoute,
   path: "/conversions/$conversionId",
   component: lazyRouteComponent(() => import("./ConversionPage"), "ConversionPage"),

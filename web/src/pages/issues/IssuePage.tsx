@@ -1,5 +1,5 @@
 import { useQuery } from "@tanstack/react-query";
-import { Link } from "@tanstack/react-router";
+import { getRouteApi, Link } from "@tanstack/react-router";
 import { api, unwrap } from "../../api/client";
 import { Facts } from "../../components/Facts";
 import { ErrorState, Loading } from "../../components/states";
@@ -7,8 +7,10 @@ import { formatDateTime, formatLabel } from "../../format";
 import { useCan } from "../../permissions";
 import { CloseIssue } from "./CloseIssue";
 import { showDetail } from "./details";
-import { issueRoute } from "./routes";
 import "./issues.css";
+
+// The page reaches its route by id: its routes module imports it, never the other way.
+const issueRoute = getRouteApi("/app/issues/$issueId");
 
 /**
  * One issue (GET /api/v1/issues/{id}): what it is about and its details; an open one can be

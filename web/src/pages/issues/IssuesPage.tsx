@@ -1,14 +1,16 @@
 import { keepPreviousData, useQuery } from "@tanstack/react-query";
-import { Link, useNavigate } from "@tanstack/react-router";
+import { getRouteApi, Link, useNavigate } from "@tanstack/react-router";
 import { api, unwrap } from "../../api/client";
 import { DataTable } from "../../components/DataTable";
 import { Pager } from "../../components/Pager";
 import { ErrorState, Loading } from "../../components/states";
 import { formatDateTime } from "../../format";
 import { detailsSummary, kindLabel } from "./details";
-import { issuesRoute } from "./routes";
 import { ISSUE_KINDS, type IssueKind, PAGE_SIZE } from "./search";
 import "./issues.css";
+
+// The page reaches its route by id: its routes module imports it, never the other way.
+const issuesRoute = getRouteApi("/app/issues");
 
 const STATUSES = [
   { value: undefined, label: "All" },
@@ -25,7 +27,7 @@ type Issue = Awaited<ReturnType<typeof fetchIssues>>["data"][number];
 /** The tenant's issues, open and closed, most recently changed first (GET /api/v1/issues). */
 export function IssuesPage() {
   const search = issuesRoute.useSearch();
-  const navigate = useNavigate({ from: issuesRoute.fullPath });
+  const navigate = useNavigate({ from: "/issues" });
   const offset = search.offset ?? 0;
   const issues = useQuery({
     queryKey: ["issues", "list", search.status, search.kind, offset],

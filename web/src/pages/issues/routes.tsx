@@ -3,14 +3,14 @@ import { appRoute } from "../../shell";
 import { validateIssuesSearch } from "./search";
 
 // Each page's code loads when it is first visited, so the first route stays small.
-export const issuesRoute = createRoute({
+const issuesRoute = createRoute({
   getParentRoute: () => appRoute,
   path: "/issues",
   validateSearch: validateIssuesSearch,
   component: lazyRouteComponent(() => import("./IssuesPage"), "IssuesPage"),
 });
 
-export const issueRoute = createRoute({
+const issueRoute = createRoute({
   getParentRoute: () => appRoute,
   path: "/issues/$issueId",
   component: lazyRouteComponent(() => import("./IssuePage"), "IssuePage"),

@@ -3,7 +3,7 @@ import { appRoute } from "../../shell";
 
 // Not `/mcp`: that is the MCP endpoint, which the service answers before the dashboard.
 // Each page's code loads when it is first visited, so the first route stays small.
-export const mcpRoute = createRoute({
+const mcpRoute = createRoute({
   getParentRoute: () => appRoute,
   path: "/mcp-setup",
   component: lazyRouteComponent(() => import("./McpPage"), "McpPage"),

@@ -1,5 +1,5 @@
 import { useQuery } from "@tanstack/react-query";
-import { useNavigate } from "@tanstack/react-router";
+import { getRouteApi, useNavigate } from "@tanstack/react-router";
 import { useState } from "react";
 import { type Column, DataTable } from "../../components/DataTable";
 import { Field } from "../../components/Field";
@@ -9,7 +9,9 @@ import { formatDateTime, formatInteger } from "../../format";
 import { withOffset } from "../../search-params";
 import { DELIVERY_STATUSES, EVENT_TYPES, isDeliveryStatus, isEventType } from "./events";
 import { deliveriesQuery } from "./queries";
-import { notificationWebhookRoute } from "./routes";
+
+// The page reaches its route by id: its routes module imports it, never the other way.
+const notificationWebhookRoute = getRouteApi("/app/notifications/$webhookId");
 
 interface Attempt {
   id: string;
@@ -132,7 +134,7 @@ function DeliveryDetails({ row }: { row: DeliveryRow }) {
 /** The messages sent to one webhook (GET .../deliveries, newest first), filtered and paged in the URL. */
 export function Deliveries({ webhookId }: { webhookId: string }) {
   const { offset = 0, status, type } = notificationWebhookRoute.useSearch();
-  const navigate = useNavigate({ from: notificationWebhookRoute.fullPath });
+  const navigate = useNavigate({ from: "/notifications/$webhookId" });
   const deliveries = useQuery(deliveriesQuery(webhookId, { offset, status, type }));
   const [open, setOpen] = useState<string | null>(null);
   const shown = deliveries.data?.items.find((row) => row.id === open);

@@ -1,5 +1,5 @@
 import { useMutation, useQuery, useQueryClient } from "@tanstack/react-query";
-import { Link, useNavigate } from "@tanstack/react-router";
+import { getRouteApi, Link, useNavigate } from "@tanstack/react-router";
 import { useState } from "react";
 import { api, unwrap } from "../../api/client";
 import { type Column, DataTable } from "../../components/DataTable";
@@ -12,9 +12,11 @@ import { useCan } from "../../permissions";
 import { withOffset } from "../../search-params";
 import { EventList } from "./EventList";
 import { HOOKS, webhooksQuery } from "./queries";
-import { notificationsRoute } from "./routes";
 import { WebhookForm, type WebhookValues } from "./WebhookForm";
 import "./notifications.css";
+
+// The page reaches its route by id: its routes module imports it, never the other way.
+const notificationsRoute = getRouteApi("/app/notifications");
 
 interface WebhookRow {
   id: string;
@@ -61,7 +63,7 @@ const columns: Column<WebhookRow>[] = [
  */
 export function NotificationsPage() {
   const { offset = 0 } = notificationsRoute.useSearch();
-  const navigate = useNavigate({ from: notificationsRoute.fullPath });
+  const navigate = useNavigate({ from: "/notifications" });
   const queryClient = useQueryClient();
   const me = useMe();
   const admin = useCan()("account.admin");

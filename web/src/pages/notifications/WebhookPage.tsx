@@ -1,5 +1,5 @@
 import { useMutation, useQuery, useQueryClient } from "@tanstack/react-query";
-import { Link, useNavigate } from "@tanstack/react-router";
+import { getRouteApi, Link, useNavigate } from "@tanstack/react-router";
 import { useState } from "react";
 import { api, unwrap } from "../../api/client";
 import { ConfirmButton } from "../../components/ConfirmButton";
@@ -11,11 +11,13 @@ import { Deliveries } from "./Deliveries";
 import { EventList } from "./EventList";
 import { isEventType } from "./events";
 import { HOOKS, webhookQuery } from "./queries";
-import { notificationWebhookRoute } from "./routes";
 import { TestMessage } from "./TestMessage";
 import { WebhookForm, type WebhookValues } from "./WebhookForm";
 import "./notifications.css";
 import { Fact } from "../../components/Facts";
+
+// The page reaches its route by id: its routes module imports it, never the other way.
+const notificationWebhookRoute = getRouteApi("/app/notifications/$webhookId");
 
 /** One operational webhook: its registration, edit, secret rotation, deletion and delivery history. */
 export function WebhookPage() {

@@ -14,7 +14,7 @@ export interface WebhookSearch {
 }
 
 // Each page's code loads when it is first visited, so the first route stays small.
-export const notificationsRoute = createRoute({
+const notificationsRoute = createRoute({
   getParentRoute: () => appRoute,
   path: "/notifications",
   validateSearch: (search: Record<string, unknown>): NotificationsSearch => {
@@ -24,7 +24,7 @@ export const notificationsRoute = createRoute({
   component: lazyRouteComponent(() => import("./NotificationsPage"), "NotificationsPage"),
 });
 
-export const notificationWebhookRoute = createRoute({
+const notificationWebhookRoute = createRoute({
   getParentRoute: () => appRoute,
   path: "/notifications/$webhookId",
   validateSearch: (search: Record<string, unknown>): WebhookSearch => {

@@ -1,5 +1,5 @@
 import { keepPreviousData, useQuery } from "@tanstack/react-query";
-import { useNavigate } from "@tanstack/react-router";
+import { getRouteApi, useNavigate } from "@tanstack/react-router";
 import { lazy, Suspense, useMemo, useState } from "react";
 import { useReportZone } from "../../account-time-zone";
 import { ApiFailure } from "../../api/client";
@@ -33,9 +33,11 @@ import {
   windowQuery,
   writeSearch,
 } from "./report-state";
-import { reportsRoute } from "./routes";
 import { SavedReports } from "./SavedReports";
 import "./reports.css";
+
+// The page reaches its route by id: its routes module imports it, never the other way.
+const reportsRoute = getRouteApi("/app/reports");
 
 // ECharts is the largest dependency: it loads only when a time breakdown asks for the chart.
 const ReportChart = lazy(() => import("./ReportChart"));
@@ -64,7 +66,7 @@ const messageFor = (errors: unknown[], name: string) => errors.map((e) => fieldE
 
 export function ReportsPage() {
   const search = reportsRoute.useSearch();
-  const navigate = useNavigate({ from: reportsRoute.fullPath });
+  const navigate = useNavigate({ from: "/reports" });
   // Values left out of the address are named, not silently lost.
   const { state, notes } = useMemo(() => readSearch(search), [search]);
   const go = (next: ReportState) => void navigate({ search: writeSearch(next) });

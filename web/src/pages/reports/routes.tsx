@@ -4,7 +4,7 @@ import { validateReportSearch } from "./report-state";
 
 // Each page's code loads when it is first visited, so the first route stays small. The report's
 // whole state is in the address, checked on read, so a link to it can be shared.
-export const reportsRoute = createRoute({
+const reportsRoute = createRoute({
   getParentRoute: () => appRoute,
   path: "/reports",
   validateSearch: validateReportSearch,

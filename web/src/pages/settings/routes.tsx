@@ -2,7 +2,7 @@ import { createRoute, lazyRouteComponent } from "@tanstack/react-router";
 import { appRoute } from "../../shell";
 
 // Each page's code loads when it is first visited, so the first route stays small.
-export const settingsRoute = createRoute({
+const settingsRoute = createRoute({
   getParentRoute: () => appRoute,
   path: "/settings",
   component: lazyRouteComponent(() => import("./SettingsPage"), "SettingsPage"),

@@ -1,4 +1,5 @@
 import { useMutation, useQueryClient } from "@tanstack/react-query";
+import { getRouteApi } from "@tanstack/react-router";
 import { type FormEvent, type ReactNode, useState } from "react";
 import { ConfirmButton } from "../../components/ConfirmButton";
 import { Facts } from "../../components/Facts";
@@ -12,8 +13,10 @@ import { ActionResult, type Result } from "../webhooks/parts";
 import { type GoogleAds, type GoogleAdsBody, googleAdsChanged, sourcesApi, useGoogleAds } from "./api";
 import { ConnectionTestButton, ConnectionTestResult, useConnectionTest } from "./IntegrationTests";
 import { EDIT_PERMISSION, SourceFrame } from "./parts";
-import { googleAdsRoute } from "./routes";
 import { actionsOf, REPORTED_TYPES } from "./search";
+
+// The page reaches its route by id: its routes module imports it, never the other way.
+const googleAdsRoute = getRouteApi("/app/catalog/traffic-sources/$sourceId/google-ads");
 
 const FIELDS = ["accountId", "loginAccountId", "credentials", "conversionActions", "consent", "enabled"] as const;
 const CONSENTS = ["adUserData", "adPersonalization"] as const;

@@ -1,5 +1,5 @@
 import { useMutation, useQueryClient } from "@tanstack/react-query";
-import { Link, useNavigate } from "@tanstack/react-router";
+import { getRouteApi, Link, useNavigate } from "@tanstack/react-router";
 import { useState } from "react";
 import { Pager } from "../../components/Pager";
 import { Empty, ErrorState, Loading, messageOf } from "../../components/states";
@@ -10,7 +10,9 @@ import { AttemptView } from "../webhooks/DeliveryPage";
 import { ActionResult, type Result } from "../webhooks/parts";
 import { postbacksChanged, sourcesApi, useAttempts } from "./api";
 import { EDIT_PERMISSION, SourceFrame } from "./parts";
-import { sourcePostbackAttemptsRoute } from "./routes";
+
+// The page reaches its route by id: its routes module imports it, never the other way.
+const sourcePostbackAttemptsRoute = getRouteApi("/app/catalog/traffic-sources/$sourceId/postbacks/$postbackId");
 
 /** One postback sent to a traffic source: each attempt's request and answer, and resend. */
 export function PostbackAttemptsPage() {
@@ -37,7 +39,7 @@ export function PostbackAttemptsPage() {
 
 function Attempts({ id, postbackId }: { id: number; postbackId: string }) {
   const search = sourcePostbackAttemptsRoute.useSearch();
-  const navigate = useNavigate({ from: sourcePostbackAttemptsRoute.fullPath });
+  const navigate = useNavigate({ from: "/catalog/traffic-sources/$sourceId/postbacks/$postbackId" });
   const client = useQueryClient();
   const can = useCan();
   const [until, setUntil] = useState<number | null>(null);

@@ -1,4 +1,5 @@
 import { useMutation, useQueryClient } from "@tanstack/react-query";
+import { getRouteApi } from "@tanstack/react-router";
 import { type FormEvent, useRef, useState } from "react";
 import { ConfirmButton } from "../../components/ConfirmButton";
 import { Field, FormError, fieldError, formError } from "../../components/Field";
@@ -13,8 +14,10 @@ import { StatusChangesCheck } from "../webhooks/WebhookForm";
 import { type SourcePatch, sourcesApi, type TrafficSource } from "./api";
 import { PostbackTestButton } from "./IntegrationTests";
 import { EDIT_PERMISSION, READ_PERMISSION, SourceFrame } from "./parts";
-import { sourcePostbackRoute } from "./routes";
 import { payoutShareOf, REPORTED_TYPES } from "./search";
+
+// The page reaches its route by id: its routes module imports it, never the other way.
+const sourcePostbackRoute = getRouteApi("/app/catalog/traffic-sources/$sourceId/postback");
 
 /** The names a source's postback URL has beyond the webhook ones (docs/dashboard.md). */
 const SOURCE_PLACEHOLDERS = ["externalId", "payout"] as const;

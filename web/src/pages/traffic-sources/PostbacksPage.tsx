@@ -1,4 +1,4 @@
-import { Link, useNavigate } from "@tanstack/react-router";
+import { getRouteApi, Link, useNavigate } from "@tanstack/react-router";
 import type { FormEvent } from "react";
 import { type Column, DataTable } from "../../components/DataTable";
 import { Field } from "../../components/Field";
@@ -9,8 +9,10 @@ import { withOffset } from "../../search-params";
 import { catalogId } from "../catalog/search";
 import { type SentPostback, usePostbacks } from "./api";
 import { SourceFrame, StatusBadge, when } from "./parts";
-import { sourcePostbacksRoute } from "./routes";
 import { POSTBACK_STATUSES, parsePostbackSearch } from "./search";
+
+// The page reaches its route by id: its routes module imports it, never the other way.
+const sourcePostbacksRoute = getRouteApi("/app/catalog/traffic-sources/$sourceId/postbacks");
 
 /** The postbacks sent (or waiting to be) to one traffic source, newest first; filters and page in the address. */
 export function PostbacksPage() {
@@ -24,7 +26,7 @@ export function PostbacksPage() {
 
 function PostbackList({ id, configured }: { id: number; configured: boolean }) {
   const search = sourcePostbacksRoute.useSearch();
-  const navigate = useNavigate({ from: sourcePostbacksRoute.fullPath });
+  const navigate = useNavigate({ from: "/catalog/traffic-sources/$sourceId/postbacks" });
   const postbacks = usePostbacks(id, search);
   const filtered = Object.keys(search).some((key) => key !== "offset");
   const sourceId = String(id);

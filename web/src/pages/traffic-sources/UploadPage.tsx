@@ -1,4 +1,4 @@
-import { Link } from "@tanstack/react-router";
+import { getRouteApi, Link } from "@tanstack/react-router";
 import type { ReactNode } from "react";
 import { type Column, DataTable } from "../../components/DataTable";
 import { Facts } from "../../components/Facts";
@@ -7,7 +7,9 @@ import { formatDateTime, formatInteger } from "../../format";
 import { catalogId } from "../catalog/search";
 import { type UploadDetail, useUpload } from "./api";
 import { answerText, SourceFrame, UploadBadge, when } from "./parts";
-import { googleAdsUploadRoute } from "./routes";
+
+// The page reaches its route by id: its routes module imports it, never the other way.
+const googleAdsUploadRoute = getRouteApi("/app/catalog/traffic-sources/$sourceId/google-ads/uploads/$uploadId");
 
 type Item = UploadDetail["items"][number];
 

@@ -1,4 +1,4 @@
-import { Link, useNavigate } from "@tanstack/react-router";
+import { getRouteApi, Link, useNavigate } from "@tanstack/react-router";
 import type { FormEvent } from "react";
 import { type Column, DataTable } from "../../components/DataTable";
 import { Field } from "../../components/Field";
@@ -9,8 +9,10 @@ import { withOffset } from "../../search-params";
 import { catalogId } from "../catalog/search";
 import { type Upload, useGoogleAds, useUploads } from "./api";
 import { answerText, SourceFrame, UploadBadge, when } from "./parts";
-import { googleAdsUploadsRoute } from "./routes";
 import { parseUploadSearch, UPLOAD_STATUSES } from "./search";
+
+// The page reaches its route by id: its routes module imports it, never the other way.
+const googleAdsUploadsRoute = getRouteApi("/app/catalog/traffic-sources/$sourceId/google-ads/uploads");
 
 /** What was sent to Google Ads for one traffic source, newest first: each upload, its counts and Google's answer. */
 export function UploadsPage() {
@@ -43,7 +45,7 @@ function IfSetUp({ id }: { id: number }) {
 
 function UploadList({ id }: { id: number }) {
   const search = googleAdsUploadsRoute.useSearch();
-  const navigate = useNavigate({ from: googleAdsUploadsRoute.fullPath });
+  const navigate = useNavigate({ from: "/catalog/traffic-sources/$sourceId/google-ads/uploads" });
   const uploads = useUploads(id, search);
   const sourceId = String(id);
 

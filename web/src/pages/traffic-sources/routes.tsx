@@ -11,7 +11,7 @@ function checkSource(sourceId: string): void {
 }
 
 /** The postback setting: the click id parameter and where conversions are reported back. */
-export const sourcePostbackRoute = createRoute({
+const sourcePostbackRoute = createRoute({
   getParentRoute: () => appRoute,
   path: "/catalog/traffic-sources/$sourceId/postback",
   beforeLoad: ({ params }) => checkSource(params.sourceId),
@@ -19,7 +19,7 @@ export const sourcePostbackRoute = createRoute({
 });
 
 /** The postbacks the source was sent, filtered and paged by the address. */
-export const sourcePostbacksRoute = createRoute({
+const sourcePostbacksRoute = createRoute({
   getParentRoute: () => appRoute,
   path: "/catalog/traffic-sources/$sourceId/postbacks",
   beforeLoad: ({ params }) => checkSource(params.sourceId),
@@ -28,7 +28,7 @@ export const sourcePostbacksRoute = createRoute({
 });
 
 /** One postback's attempts, with resend. */
-export const sourcePostbackAttemptsRoute = createRoute({
+const sourcePostbackAttemptsRoute = createRoute({
   getParentRoute: () => appRoute,
   path: "/catalog/traffic-sources/$sourceId/postbacks/$postbackId",
   beforeLoad: ({ params }) => checkSource(params.sourceId),
@@ -37,14 +37,14 @@ export const sourcePostbackAttemptsRoute = createRoute({
 });
 
 /** The Google Ads integration: account, credentials (write-only), conversion actions. */
-export const googleAdsRoute = createRoute({
+const googleAdsRoute = createRoute({
   getParentRoute: () => appRoute,
   path: "/catalog/traffic-sources/$sourceId/google-ads",
   beforeLoad: ({ params }) => checkSource(params.sourceId),
   component: lazyRouteComponent(() => import("./GoogleAdsPage"), "GoogleAdsPage"),
 });
 
-export const googleAdsUploadsRoute = createRoute({
+const googleAdsUploadsRoute = createRoute({
   getParentRoute: () => appRoute,
   path: "/catalog/traffic-sources/$sourceId/google-ads/uploads",
   beforeLoad: ({ params }) => checkSource(params.sourceId),
@@ -52,7 +52,7 @@ export const googleAdsUploadsRoute = createRoute({
   component: lazyRouteComponent(() => import("./UploadsPage"), "UploadsPage"),
 });
 
-export const googleAdsUploadRoute = createRoute({
+const googleAdsUploadRoute = createRoute({
   getParentRoute: () => appRoute,
   path: "/catalog/traffic-sources/$sourceId/google-ads/uploads/$uploadId",
   beforeLoad: ({ params }) => checkSource(params.sourceId),

@@ -1,11 +1,13 @@
 import { useQuery } from "@tanstack/react-query";
-import { Link, useNavigate } from "@tanstack/react-router";
+import { getRouteApi, Link, useNavigate } from "@tanstack/react-router";
 import { type Column, DataTable, sortRows } from "../../components/DataTable";
 import { ErrorState, Loading } from "../../components/states";
 import { formatInteger, formatPercent } from "../../format";
-import { usageRoute } from "./routes";
 import { parseSort, writeSort } from "./search";
 import { fetchBreakdown, type UsageRow } from "./usageApi";
+
+// The page reaches its route by id: its routes module imports it, never the other way.
+const usageRoute = getRouteApi("/app/usage");
 
 const share = (calls: number, total: number) => (total > 0 ? formatPercent(calls / total) : "–");
 const cellValue = (row: UsageRow, key: string) => (key === "calls" ? row.calls : row.label);
@@ -28,7 +30,7 @@ function columns(total: number, first: Column<UsageRow>): Column<UsageRow>[] {
 /** Calls by endpoint and by key, busiest first unless the address orders them otherwise. */
 export function UsageBreakdowns() {
   const search = usageRoute.useSearch();
-  const navigate = useNavigate({ from: usageRoute.fullPath });
+  const navigate = useNavigate({ from: "/usage" });
   const endpoints = useQuery({
     queryKey: ["usage", "breakdown", "endpoint", search.key],
     queryFn: () => fetchBreakdown("endpoint", search.key),

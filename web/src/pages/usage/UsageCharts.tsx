@@ -1,13 +1,15 @@
 import { useQuery } from "@tanstack/react-query";
-import { Link } from "@tanstack/react-router";
+import { getRouteApi, Link } from "@tanstack/react-router";
 import { lazy, Suspense } from "react";
 import { DataTable } from "../../components/DataTable";
 import { Empty, ErrorState, Loading } from "../../components/states";
 import { formatInteger } from "../../format";
 import type { Bar } from "./BarsChart";
 import { bucketLabel } from "./buckets";
-import { usageRoute } from "./routes";
 import { fetchTimeseries, type UsageBucket, type UsageStats } from "./usageApi";
+
+// The page reaches its route by id: its routes module imports it, never the other way.
+const usageRoute = getRouteApi("/app/usage");
 
 // ECharts is the largest dependency: it loads beside the figures, not before them.
 const BarsChart = lazy(() => import("./BarsChart"));

@@ -1,14 +1,16 @@
 import { useQuery } from "@tanstack/react-query";
-import { useNavigate } from "@tanstack/react-router";
+import { getRouteApi, useNavigate } from "@tanstack/react-router";
 import { ErrorState, Loading } from "../../components/states";
 import { formatDateTime } from "../../format";
-import { usageRoute } from "./routes";
 import { UsageBreakdowns } from "./UsageBreakdowns";
 import { CallsByStatus, CallsOverTime } from "./UsageCharts";
 import { UsageFigures } from "./UsageFigures";
 import { fetchBreakdown, fetchStats } from "./usageApi";
 import { WebhookAllowance } from "./WebhookAllowance";
 import "./usage.css";
+
+// The page reaches its route by id: its routes module imports it, never the other way.
+const usageRoute = getRouteApi("/app/usage");
 
 /** Calls made with the tenant's API keys over the rolling 72 hours (GET /traffic-controls/api-usage/*). */
 export function UsagePage() {
@@ -54,7 +56,7 @@ export function UsagePage() {
 /** Narrows every figure to one key's calls; the keys offered are those with calls in the window. */
 function KeyFilter() {
   const search = usageRoute.useSearch();
-  const navigate = useNavigate({ from: usageRoute.fullPath });
+  const navigate = useNavigate({ from: "/usage" });
   const keys = useQuery({
     queryKey: ["usage", "breakdown", "apiKey", undefined],
     queryFn: () => fetchBreakdown("apiKey", undefined),

@@ -3,7 +3,7 @@ import { appRoute } from "../../shell";
 import { validateUsageSearch } from "./search";
 
 // Each page's code loads when it is first visited, so the first route stays small.
-export const usageRoute = createRoute({
+const usageRoute = createRoute({
   getParentRoute: () => appRoute,
   path: "/usage",
   validateSearch: validateUsageSearch,

@@ -1,4 +1,4 @@
-import { Link, useNavigate } from "@tanstack/react-router";
+import { getRouteApi, Link, useNavigate } from "@tanstack/react-router";
 import type { FormEvent } from "react";
 import { type Column, DataTable } from "../../components/DataTable";
 import { Field } from "../../components/Field";
@@ -12,15 +12,17 @@ import { StatusBadge as ConversionStatusBadge } from "../conversions/StatusBadge
 import { type DeliveryEvent, useAllWebhooks, useEvents } from "./api";
 import { StatusBadge, WebhookTabs } from "./parts";
 import { RangeActions } from "./RangeActions";
-import { deliveriesRoute } from "./routes";
 import { EVENT_STATUSES, parseDeliverySearch } from "./search";
+
+// The page reaches its route by id: its routes module imports it, never the other way.
+const deliveriesRoute = getRouteApi("/app/webhooks/deliveries");
 
 const when = (iso: string | null) => (iso ? formatDateTime(iso) : "—");
 
 /** The delivery log (GET events): filters and paging live in the address, so a view can be shared. */
 export function DeliveriesPage() {
   const search = deliveriesRoute.useSearch();
-  const navigate = useNavigate({ from: deliveriesRoute.fullPath });
+  const navigate = useNavigate({ from: "/webhooks/deliveries" });
   const can = useCan();
   const events = useEvents(search);
   const webhooks = useAllWebhooks();

@@ -1,5 +1,5 @@
 import { useMutation, useQueryClient } from "@tanstack/react-query";
-import { Link, useNavigate } from "@tanstack/react-router";
+import { getRouteApi, Link, useNavigate } from "@tanstack/react-router";
 import { type ReactNode, useState } from "react";
 import { ConfirmButton } from "../../components/ConfirmButton";
 import { Facts } from "../../components/Facts";
@@ -12,7 +12,9 @@ import { StatusBadge as ConversionStatusBadge } from "../conversions/StatusBadge
 import { type Attempt, type DeliveryEvent, eventsChanged, useAttempts, useEvent, useWebhook, webhooksApi } from "./api";
 import { readableBody } from "./attempt-body";
 import { ActionResult, type Result, StatusBadge } from "./parts";
-import { deliveryRoute } from "./routes";
+
+// The page reaches its route by id: its routes module imports it, never the other way.
+const deliveryRoute = getRouteApi("/app/webhooks/deliveries/$eventId");
 
 const when = (iso: string | null) => (iso ? formatDateTime(iso) : "—");
 
@@ -124,7 +126,7 @@ function Delivery({ event }: { event: DeliveryEvent }) {
 
 function Attempts({ event }: { event: DeliveryEvent }) {
   const search = deliveryRoute.useSearch();
-  const navigate = useNavigate({ from: deliveryRoute.fullPath });
+  const navigate = useNavigate({ from: "/webhooks/deliveries/$eventId" });
   const offset = search.offset ?? 0;
   const attempts = useAttempts(event.id, offset, event.attempts);
   return (

@@ -1,13 +1,15 @@
 import { useMutation, useQueryClient } from "@tanstack/react-query";
-import { Link, useNavigate } from "@tanstack/react-router";
+import { getRouteApi, Link, useNavigate } from "@tanstack/react-router";
 import { useState } from "react";
 import { ErrorState, Loading, messageOf } from "../../components/states";
 import { formatDateTime } from "../../format";
 import { useCan } from "../../permissions";
 import { type NewWebhook, useWebhook, type Webhook, webhookChanged, webhooksApi } from "./api";
 import { ActionResult, type Result, StatusBadge } from "./parts";
-import { editWebhookRoute } from "./routes";
 import { draftOf, emptyDraft, WebhookForm } from "./WebhookForm";
+
+// The page reaches its route by id: its routes module imports it, never the other way.
+const editWebhookRoute = getRouteApi("/app/webhooks/$webhookId");
 
 function Breadcrumb({ name }: { name: string }) {
   return (

@@ -1,5 +1,5 @@
 import { useMutation, useQueryClient } from "@tanstack/react-query";
-import { Link, useNavigate } from "@tanstack/react-router";
+import { getRouteApi, Link, useNavigate } from "@tanstack/react-router";
 import { type FormEvent, useState } from "react";
 import { ConfirmButton } from "../../components/ConfirmButton";
 import { type Column, DataTable } from "../../components/DataTable";
@@ -11,13 +11,15 @@ import { useCan } from "../../permissions";
 import { withOffset } from "../../search-params";
 import { useTrafficSources, useWebhookList, type Webhook, webhookChanged, webhooksApi } from "./api";
 import { ActionResult, type Result, StatusBadge, WebhookTabs } from "./parts";
-import { webhooksRoute } from "./routes";
 import { WEBHOOK_STATUSES, type WebhookListSearch } from "./search";
+
+// The page reaches its route by id: its routes module imports it, never the other way.
+const webhooksRoute = getRouteApi("/app/webhooks");
 
 /** The tenant's outgoing webhooks (GET settings), with what the person may do to each. */
 export function WebhooksPage() {
   const search = webhooksRoute.useSearch();
-  const navigate = useNavigate({ from: webhooksRoute.fullPath });
+  const navigate = useNavigate({ from: "/webhooks" });
   const can = useCan();
   const list = useWebhookList(search);
   const sources = useTrafficSources();

@@ -3,20 +3,20 @@ import { appRoute } from "../../shell";
 import { parseAttemptSearch, parseDeliverySearch, parseWebhookListSearch } from "./search";
 
 // Each page's code loads when it is first visited, so the first route stays small.
-export const webhooksRoute = createRoute({
+const webhooksRoute = createRoute({
   getParentRoute: () => appRoute,
   path: "/webhooks",
   validateSearch: parseWebhookListSearch,
   component: lazyRouteComponent(() => import("./WebhooksPage"), "WebhooksPage"),
 });
 
-export const newWebhookRoute = createRoute({
+const newWebhookRoute = createRoute({
   getParentRoute: () => appRoute,
   path: "/webhooks/new",
   component: lazyRouteComponent(() => import("./WebhookEditPage"), "NewWebhookPage"),
 });
 
-export const editWebhookRoute = createRoute({
+const editWebhookRoute = createRoute({
   getParentRoute: () => appRoute,
   path: "/webhooks/$webhookId",
   // Set once, by the page a new webhook was created on.
@@ -25,7 +25,7 @@ export const editWebhookRoute = createRoute({
   component: lazyRouteComponent(() => import("./WebhookEditPage"), "EditWebhookPage"),
 });
 
-export const deliveriesRoute = createRoute({
+const deliveriesRoute = createRoute({
   getParentRoute: () => appRoute,
   path: "/webhooks/deliveries",
   validateSearch: parseDeliverySearch,
@@ -33,7 +33,7 @@ export const deliveriesRoute = createRoute({
 });
 
 /** Other pages (a conversion's) link here: keep the path. */
-export const deliveryRoute = createRoute({
+const deliveryRoute = createRoute({
   getParentRoute: () => appRoute,
   path: "/webhooks/deliveries/$eventId",
   validateSearch: parseAttemptSearch,
