@@ -112,4 +112,41 @@ describe.skipIf(!hasChromium)("dashboard reports: drill-down, presets, saved rep
       }
     });
   }
+
+  it("stacks the chart by the breakdown beside the date, ten values and the rest, and narrows to one", {
+    timeout: 180_000,
+  }, async () => {
+    const { context, page, log } = await openDashboardPage(browser, origin);
+    try {
+      await page.setViewportSize({ width: 1440, height: 900 });
+      await page.goto(`${origin}/sign-in`);
+      await signIn(page, who);
+      await page.goto(`${origin}/reports?fields=date,trafficSource&stats=clicks&range=30d`);
+      const chart = page.getByRole("img", { name: /^Chart of clicks per day/ });
+      await chart.locator("canvas").waitFor({ timeout: WAIT_MS });
+      await expect.poll(() => chart.getAttribute("aria-label"), { timeout: WAIT_MS }).toMatch(/stacked by \d+ series/);
+      // Each traffic source with an id can be narrowed to, from the chart (a bar) or the list under it.
+      const narrowTo = page.getByRole("list", { name: "Narrow the report to one traffic source" });
+      const choices = narrowTo.getByRole("button");
+      expect(await choices.count()).toBeGreaterThan(0);
+      expect(await choices.count()).toBeLessThanOrEqual(10);
+      await screenshot(page, "reports-chart-stacked-1440");
+      await page.setViewportSize({ width: 390, height: 844 });
+      await screenshot(page, "reports-chart-stacked-390");
+      expect(await page.evaluate(() => document.documentElement.scrollWidth)).toBeLessThanOrEqual(390);
+      await page.setViewportSize({ width: 1440, height: 900 });
+      await expectAccessible(page);
+      const name = String(await choices.first().textContent());
+      await choices.first().click();
+      await expect.poll(() => search(page).get("trafficSourceId"), { timeout: WAIT_MS }).toMatch(/^\d+$/);
+      expect(search(page).get("fields")).toBe("date");
+      await expect.poll(() => chart.getAttribute("aria-label"), { timeout: WAIT_MS }).not.toContain("stacked");
+      expect(name.length).toBeGreaterThan(0);
+      await page.getByRole("button", { name: "Back to the wider report" }).click();
+      await expect.poll(() => search(page).get("fields"), { timeout: WAIT_MS }).toBe("date,trafficSource");
+      expectClean(log);
+    } finally {
+      await context.close();
+    }
+  });
 });

@@ -2,6 +2,8 @@ import { describe, expect, it } from "vitest";
 import { FIELDS as API_FIELDS } from "../src/features/reports/performance.js";
 import { STATS as API_STATS } from "../src/features/reports/stats.js";
 import { buildCsv, csvCell } from "../web/src/csv.js";
+import { chartData, splitFieldOf, TOP_SERIES } from "../web/src/pages/reports/chart-series.js";
+import { narrowTo } from "../web/src/pages/reports/drill.js";
 import {
   chartQuery,
   defaultState,
@@ -292,3 +294,53 @@ function readLine(line: string, separator: string): string[] {
   }
   return cells;
 }
+
+describe("the chart's series", () => {
+  const options = {
+    time: "date" as const,
+    stat: "clicks" as const,
+    statLabel: "Clicks",
+    label: (v: unknown) => String(v),
+    name: (v: unknown) => String(v),
+  };
+
+  it("splits by the first breakdown that is not a time one", () => {
+    expect(splitFieldOf(["date", "trafficSource", "brand"])).toBe("trafficSource");
+    expect(splitFieldOf(["hour"])).toBeUndefined();
+  });
+
+  it("draws one series without a split, summed per period in the rows' order", () => {
+    const rows = [
+      { date: "2026-11-01", clicks: 3 },
+      { date: "2026-11-02", clicks: 5 },
+    ];
+    expect(chartData(rows, { ...options, split: undefined })).toEqual({
+      periods: ["2026-11-01", "2026-11-02"],
+      series: [{ name: "Clicks", id: null, values: [3, 5] }],
+    });
+  });
+
+  it("keeps the ten largest values over the window and sums the rest into Other", () => {
+    const rows = [];
+    for (let source = 1; source <= 13; source++) {
+      rows.push({ date: "2026-11-01", trafficSource: `S${source}`, trafficSourceId: source, clicks: source });
+      rows.push({ date: "2026-11-02", trafficSource: `S${source}`, trafficSourceId: source, clicks: 1 });
+    }
+    const { periods, series } = chartData(rows, { ...options, split: "trafficSource" });
+    expect(periods).toEqual(["2026-11-01", "2026-11-02"]);
+    expect(series).toHaveLength(TOP_SERIES + 1);
+    expect(series[0]).toEqual({ name: "S13", id: 13, values: [13, 1] });
+    expect(series.at(-1)).toEqual({ name: "Other (3)", id: null, values: [1 + 2 + 3, 3] });
+    // Every click is in some series.
+    const sum = series.flatMap((s) => s.values).reduce((a, b) => a + b, 0);
+    expect(sum).toBe(rows.reduce((a, r) => a + r.clicks, 0));
+  });
+
+  it("narrows to a series' value: its filter set, its breakdown left out", () => {
+    const state = { ...defaultState(), fields: ["date", "trafficSource"] } as ReportState;
+    const next = narrowTo(state, "trafficSource", 7);
+    expect(next?.fields).toEqual(["date"]);
+    expect(next?.filters.trafficSourceId).toBe(7);
+    expect(narrowTo(state, "country", 1)).toBeUndefined();
+  });
+});

@@ -26,6 +26,7 @@ export function conversionTypeLabel(type: string): string {
 export const METRIC_LABELS = {
   clicks: "Clicks",
   uniqueClicks: "Unique clicks",
+  botClicks: "Bot clicks",
   signups: "Signups",
   firstTimeDeposit: "First-time deposits",
   qualifiers: "Qualifiers",

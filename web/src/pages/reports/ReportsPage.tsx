@@ -12,10 +12,11 @@ import { TimeZonePicker } from "../../components/TimeZonePicker";
 import { saveFile } from "../../csv";
 import { currencyName, formatInteger } from "../../format";
 import { ColumnControls } from "./ColumnControls";
-import { drillFilter, drillInto } from "./drill";
+import { chartData, splitFieldOf } from "./chart-series";
+import { drillFilter, drillInto, narrowTo } from "./drill";
 import { FilterControls } from "./FilterControls";
-import { fetchReport } from "./fetch-report";
-import { FIELD_LABELS, formatHour, formatStat, isAmount, STAT_LABELS } from "./labels";
+import { fetchReport, type ReportRow } from "./fetch-report";
+import { FIELD_LABELS, formatField, formatHour, formatStat, isAmount, STAT_LABELS } from "./labels";
 import { describeWindow, RangeControls } from "./RangeControls";
 import { ReportTable } from "./ReportTable";
 import { reportCsv } from "./report-csv";
@@ -72,12 +73,12 @@ export function ReportsPage() {
   const go = (next: ReportState) => void navigate({ search: writeSearch(next) });
   // The reports drilled out of, newest last: "Back" returns to the wider one (so does the browser's Back).
   const [wider, setWider] = useState<ReportState[]>([]);
-  const drill = (row: Record<string, unknown>) => {
-    const next = drillInto(state, row);
+  const narrow = (next: ReportState | undefined) => {
     if (!next) return;
     setWider([...wider, state]);
     go(next);
   };
+  const drill = (row: Record<string, unknown>) => narrow(drillInto(state, row));
   const back = () => {
     const previous = wider.at(-1);
     if (!previous) return;
@@ -115,11 +116,25 @@ export function ReportsPage() {
   });
   const time = timeField(state);
   const chartStat = state.chart ?? stats[0] ?? "clicks";
+  const split = splitFieldOf(fields);
   const chart = useQuery({
-    queryKey: ["performance", "chart", time && chartQuery(state, at, time, chartStat)],
-    queryFn: () => fetchReport(chartQuery(state, at, time ?? "date", chartStat)),
+    queryKey: ["performance", "chart", time && chartQuery(state, at, time, chartStat, split)],
+    queryFn: () => fetchReport(chartQuery(state, at, time ?? "date", chartStat, split)),
     enabled: zoneKnown && time !== undefined,
   });
+
+  const chartOf = (rows: ReportRow[]) =>
+    chartData(rows, {
+      time: time ?? "date",
+      split,
+      stat: chartStat,
+      statLabel: STAT_LABELS[chartStat],
+      // An hour with its offset: on the night clocks go back, 01:00 comes twice.
+      label: (period) => (time === "hour" ? formatHour(String(period)) : String(period)),
+      name: (value) => (split ? formatField(split, value) : String(value)),
+    });
+
+  const drawn = chart.data ? chartOf(chart.data.rows) : undefined;
 
   const errors = [table.error, totals.error, chart.error].filter(Boolean);
   const errorOf = (name: string) => messageFor(errors, name);
@@ -254,20 +269,42 @@ export function ReportsPage() {
           ) : (
             <Suspense fallback={<Loading label="Loading the chart…" />}>
               <ReportChart
-                points={chart.data.rows.map((row) => ({
-                  // An hour with its offset: on the night clocks go back, 01:00 comes twice.
-                  period: time === "hour" ? formatHour(String(row[time])) : String(row[time]),
-                  value: Number(row[chartStat] ?? 0),
-                }))}
+                data={drawn ?? { periods: [], series: [] }}
+                onPick={(index) => {
+                  const id = drawn?.series[index]?.id;
+                  if (split && id != null) narrow(narrowTo(state, split, id));
+                }}
                 statLabel={STAT_LABELS[chartStat]}
                 periodLabel={FIELD_LABELS[time].toLowerCase().replace(" (monday)", "")}
                 format={(value) => formatStat(chartStat, value, chart.data.meta.currency)}
                 {...(time === "hour" ? { axisLabel: shortHour } : {})}
               />
+              {split && drawn?.series.some((s) => s.id !== null) && (
+                // What a click on a bar does, for the keyboard and for screen readers too.
+                <ul
+                  className="chart-narrow"
+                  aria-label={`Narrow the report to one ${FIELD_LABELS[split].toLowerCase()}`}
+                >
+                  {drawn.series.map((s) =>
+                    s.id === null ? null : (
+                      <li key={s.id}>
+                        <button
+                          type="button"
+                          className="link-button"
+                          onClick={() => narrow(narrowTo(state, split, s.id ?? 0))}
+                        >
+                          {s.name}
+                        </button>
+                      </li>
+                    ),
+                  )}
+                </ul>
+              )}
               {chart.data.pagination.total > chart.data.rows.length && (
                 <p className="muted small">
                   The chart draws the first {formatInteger(chart.data.rows.length)} of{" "}
-                  {formatInteger(chart.data.pagination.total)} bars: a shorter window shows them all.
+                  {formatInteger(chart.data.pagination.total)} {split ? "bar parts" : "bars"}: a shorter window shows
+                  them all.
                 </p>
               )}
             </Suspense>

@@ -38,3 +38,16 @@ export function drillInto(state: ReportState, row: Record<string, unknown>): Rep
   const { sort: _sort, ...rest } = state;
   return { ...rest, fields, filters: { ...state.filters, [filter.name]: filter.id }, offset: 0 };
 }
+
+/**
+ * The report narrowed to one value of `field` (a chart series' value, by its id): that field's
+ * filter set and the field left out of the breakdowns, so the chart shows that value alone.
+ * Undefined when the field has no id filter (dates, countries, types).
+ */
+export function narrowTo(state: ReportState, field: FieldName, id: number): ReportState | undefined {
+  const name = FILTER_OF[field];
+  if (!name) return undefined;
+  const fields = state.fields.length > 1 ? state.fields.filter((f) => f !== field) : state.fields;
+  const { sort: _sort, ...rest } = state;
+  return { ...rest, fields, filters: { ...state.filters, [name]: id }, offset: 0 };
+}

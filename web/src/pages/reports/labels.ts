@@ -21,6 +21,7 @@ export const FIELD_LABELS: Record<FieldName, string> = {
 export const STAT_LABELS: Record<StatName, string> = METRIC_LABELS;
 
 export const STAT_HINTS: Partial<Record<StatName, string>> = {
+  botClicks: "crawlers and data-center addresses, never in clicks",
   conversionRate: "signups / clicks",
   epc: "commission / clicks",
 };

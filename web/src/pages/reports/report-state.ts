@@ -27,6 +27,7 @@ export type FieldName = (typeof FIELDS)[number];
 export const STATS = [
   "clicks",
   "uniqueClicks",
+  "botClicks",
   "signups",
   "firstTimeDeposit",
   "qualifiers",
@@ -450,10 +451,17 @@ export function rowsQuery(state: ReportState, at: ReportClock): PerformanceQuery
 export const totalsQuery = (state: ReportState, at: ReportClock): PerformanceQuery => common(state, at);
 
 /** The chart's points: the chosen stat for each period of the time breakdown, in time order. */
-export function chartQuery(state: ReportState, at: ReportClock, field: FieldName, stat: StatName): PerformanceQuery {
+export function chartQuery(
+  state: ReportState,
+  at: ReportClock,
+  field: FieldName,
+  stat: StatName,
+  split?: FieldName,
+): PerformanceQuery {
   return {
     ...common(state, at),
-    fields: field,
+    // With a breakdown beside the time one, its values too: the chart stacks a series per value.
+    fields: split ? `${field},${split}` : field,
     stats: stat,
     sortBy: field,
     offset: 0,
