@@ -14,6 +14,7 @@ import {
   stopDashboard,
   WAIT_MS,
 } from "./helpers/dashboard-browser.js";
+import { performanceReport } from "./helpers/reports.js";
 
 // The reports page's drill-down, presets and saved reports, end to end: the real service on
 // loopback, its build, Chromium, at a desktop width and a phone's.
@@ -112,6 +113,63 @@ describe.skipIf(!hasChromium)("dashboard reports: drill-down, presets, saved rep
       }
     });
   }
+
+  it("compares every figure with the previous period of the same length, in the table and the CSV", {
+    timeout: 180_000,
+  }, async () => {
+    const { context, page, log } = await openDashboardPage(browser, origin);
+    try {
+      await page.setViewportSize({ width: 1440, height: 900 });
+      await page.goto(`${origin}/sign-in`);
+      await signIn(page, who);
+      const day = (ms: number) => new Date(ms).toISOString().slice(0, 10);
+      const now = t.clock.now().getTime();
+      const [from, to] = [day(now - 4 * 86_400_000), day(now)];
+      const [beforeFrom, beforeTo] = [day(now - 9 * 86_400_000), day(now - 5 * 86_400_000)];
+      await page.goto(`${origin}/reports?fields=trafficSource&stats=clicks&range=custom&from=${from}&to=${to}&tz=UTC`);
+      const table = page.locator(".report-results table");
+      await table.locator("tbody tr").first().waitFor({ timeout: WAIT_MS });
+      await page.getByLabel("Compare with the previous period").check();
+      await expect.poll(() => search(page).get("compare"), { timeout: WAIT_MS }).toBe("previous");
+      await expect
+        .poll(() => page.getByTestId("comparison-window").textContent(), { timeout: WAIT_MS })
+        .toContain(`${beforeFrom} to ${beforeTo}`);
+      // Each row's previous figure is the API's for the same source over the previous five days.
+      const before = await performanceReport(t, who, {
+        fields: "trafficSource",
+        stats: "clicks",
+        conversionDateFrom: beforeFrom,
+        conversionDateTo: beforeTo,
+        timeZone: "UTC",
+        limit: 999,
+      });
+      const expected = new Map(
+        (before.data as { trafficSource: string; clicks: number }[]).map((r) => [r.trafficSource, r.clicks]),
+      );
+      const firstRow = table.locator("tbody tr").first();
+      await firstRow.locator(".report-change").waitFor({ timeout: WAIT_MS });
+      const source = String(await firstRow.locator("td").first().textContent());
+      const previous = await firstRow.locator(".report-change").getAttribute("data-previous");
+      expect(Number(previous)).toBe(expected.get(source) ?? 0);
+      expect(await table.locator("tfoot .report-change").count()).toBe(1);
+      await screenshot(page, "reports-compare-1440");
+      await page.setViewportSize({ width: 390, height: 844 });
+      await screenshot(page, "reports-compare-390");
+      expect(await page.evaluate(() => document.documentElement.scrollWidth)).toBeLessThanOrEqual(390);
+      await page.setViewportSize({ width: 1440, height: 900 });
+      await expectAccessible(page);
+      // The CSV has each stat's previous figure beside it.
+      const download = page.waitForEvent("download");
+      await page.getByRole("button", { name: "Download CSV" }).click();
+      const file = await (await download).path();
+      const { readFile } = await import("node:fs/promises");
+      const csv = await readFile(file, "utf8");
+      expect(csv.split("\n")[0]).toContain("clicks,clicks_previous");
+      expectClean(log);
+    } finally {
+      await context.close();
+    }
+  });
 
   it("stacks the chart by the breakdown beside the date, ten values and the rest, and narrows to one", {
     timeout: 180_000,

@@ -3,6 +3,13 @@ import { FIELDS as API_FIELDS } from "../src/features/reports/performance.js";
 import { STATS as API_STATS } from "../src/features/reports/stats.js";
 import { buildCsv, csvCell } from "../web/src/csv.js";
 import { chartData, splitFieldOf, TOP_SERIES } from "../web/src/pages/reports/chart-series.js";
+import {
+  byKey,
+  comparisonRowsQuery,
+  comparisonWindow,
+  rowKey,
+  rowsComparable,
+} from "../web/src/pages/reports/comparison.js";
 import { narrowTo } from "../web/src/pages/reports/drill.js";
 import {
   chartQuery,
@@ -342,5 +349,43 @@ describe("the chart's series", () => {
     expect(next?.fields).toEqual(["date"]);
     expect(next?.filters.trafficSourceId).toBe(7);
     expect(narrowTo(state, "country", 1)).toBeUndefined();
+  });
+});
+
+describe("the comparison with the previous period", () => {
+  const at = { now: Date.parse("2026-11-20T12:00:00Z"), zone: "UTC" };
+
+  it("is in the address as compare=previous, and a wrong value is named", () => {
+    const { state } = readSearch({ compare: "previous" });
+    expect(state.compare).toBe("previous");
+    expect(writeSearch(state).compare).toBe("previous");
+    const { state: none, notes } = readSearch({ compare: "year" });
+    expect(none.compare).toBeUndefined();
+    expect(notes.join(" ")).toContain("compare");
+  });
+
+  it("is the same number of whole days just before the window; none for a window with times", () => {
+    const week = { ...defaultState(), range: "custom" as const, from: "2026-11-10", to: "2026-11-16" };
+    expect(comparisonWindow(week, at)).toEqual({ from: "2026-11-03", to: "2026-11-09" });
+    const timed = { ...week, from: "2026-11-10T08:00" };
+    expect(comparisonWindow(timed, at)).toBeUndefined();
+    const query = comparisonRowsQuery({ ...week, fields: ["brand"], offset: 50 }, at, {
+      from: "2026-11-03",
+      to: "2026-11-09",
+    });
+    expect(query).toMatchObject({ conversionDateFrom: "2026-11-03", conversionDateTo: "2026-11-09", offset: 0 });
+  });
+
+  it("matches rows by their breakdown values, catalog entries by id; never rows of a time breakdown", () => {
+    const before = [
+      { brand: "Nova", brandId: 1, country: "DE", clicks: 4 },
+      { brand: "Nova renamed", brandId: 2, country: null, clicks: 9 },
+    ];
+    const found = byKey(["brand", "country"], before);
+    expect(found.get(rowKey(["brand", "country"], { brand: "Other name", brandId: 1, country: "DE" }))?.clicks).toBe(4);
+    expect(found.get(rowKey(["brand", "country"], { brand: "x", brandId: 2, country: null }))?.clicks).toBe(9);
+    expect(rowsComparable(["brand"])).toBe(true);
+    expect(rowsComparable(["date", "brand"])).toBe(false);
+    expect(rowsComparable([])).toBe(false);
   });
 });

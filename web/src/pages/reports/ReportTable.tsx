@@ -1,4 +1,5 @@
 import { type Column, DataTable, type Sort } from "../../components/DataTable";
+import { formatChange } from "../../format";
 import type { ReportRow } from "./fetch-report";
 import { FIELD_LABELS, formatField, formatStat, STAT_LABELS } from "./labels";
 import type { FieldName, ReportSort, StatName } from "./report-state";
@@ -24,6 +25,21 @@ interface ReportTableProps {
   onDrill?: ((row: ReportRow) => void) | undefined;
   /** Whether the row's value of the first breakdown can narrow the report. */
   canDrill?: ((row: ReportRow) => boolean) | undefined;
+  /** With a comparison: the previous period's row of a row's breakdown values (none: nothing then). */
+  previousOf?: ((row: ReportRow) => ReportRow | null) | undefined;
+  /** With a comparison: the previous period's totals. */
+  previousTotals?: ReportRow | undefined;
+}
+
+/** A figure's change against the previous period's, and that figure: "+12.5% vs 1,204". */
+function Change({ stat, now, before, currency }: { stat: StatName; now: unknown; before: unknown; currency: string }) {
+  const previous = Number(before ?? 0);
+  return (
+    <span className="report-change" data-previous={before === null || before === undefined ? "" : String(before)}>
+      {formatChange(Number(now ?? 0), previous)}{" "}
+      <span className="muted">vs {formatStat(stat, before ?? 0, currency)}</span>
+    </span>
+  );
 }
 
 /** A value as shown, carrying the API's own value for whoever reads the page's data. */
@@ -43,6 +59,8 @@ export function ReportTable({
   totalsCurrency = currency,
   onDrill,
   canDrill,
+  previousOf,
+  previousTotals,
 }: ReportTableProps) {
   const columns: Column<Indexed>[] = [
     ...fields.map(
@@ -74,9 +92,28 @@ export function ReportTable({
         numeric: true,
         // One row of totals has nothing to sort.
         sortable: fields.length > 0,
-        cell: ({ row }) => <Value raw={row[stat]}>{formatStat(stat, row[stat], currency)}</Value>,
+        cell: ({ row }) => {
+          const value = <Value raw={row[stat]}>{formatStat(stat, row[stat], currency)}</Value>;
+          if (!previousOf) return value;
+          const before = previousOf(row);
+          return (
+            <>
+              {value}
+              <Change stat={stat} now={row[stat]} before={before?.[stat] ?? 0} currency={currency} />
+            </>
+          );
+        },
         ...(totals
-          ? { total: <Value raw={totals[stat]}>{formatStat(stat, totals[stat], totalsCurrency)}</Value> }
+          ? {
+              total: (
+                <>
+                  <Value raw={totals[stat]}>{formatStat(stat, totals[stat], totalsCurrency)}</Value>
+                  {previousTotals && (
+                    <Change stat={stat} now={totals[stat]} before={previousTotals[stat]} currency={totalsCurrency} />
+                  )}
+                </>
+              ),
+            }
           : {}),
       }),
     ),

@@ -13,6 +13,14 @@ import { saveFile } from "../../csv";
 import { currencyName, formatInteger } from "../../format";
 import { ColumnControls } from "./ColumnControls";
 import { chartData, splitFieldOf } from "./chart-series";
+import {
+  byKey,
+  comparisonRowsQuery,
+  comparisonTotalsQuery,
+  comparisonWindow,
+  rowKey,
+  rowsComparable,
+} from "./comparison";
 import { drillFilter, drillInto, narrowTo } from "./drill";
 import { FilterControls } from "./FilterControls";
 import { fetchReport, type ReportRow } from "./fetch-report";
@@ -114,6 +122,31 @@ export function ReportsPage() {
     enabled: zoneKnown && fields.length > 0,
     placeholderData: keepPreviousData,
   });
+  // The previous period of the same length, when asked for and the window is whole days.
+  const compareWindow = state.compare ? comparisonWindow(state, at) : undefined;
+  const comparable = rowsComparable(fields);
+  const previousRows = useQuery({
+    queryKey: ["performance", "previous-rows", compareWindow && comparisonRowsQuery(state, at, compareWindow)],
+    queryFn: () => fetchReport(comparisonRowsQuery(state, at, compareWindow ?? { from: "", to: "" })),
+    enabled: zoneKnown && compareWindow !== undefined && comparable,
+    placeholderData: keepPreviousData,
+  });
+  const previousTotals = useQuery({
+    queryKey: ["performance", "previous-totals", compareWindow && comparisonTotalsQuery(state, at, compareWindow)],
+    queryFn: () => fetchReport(comparisonTotalsQuery(state, at, compareWindow ?? { from: "", to: "" })),
+    enabled: zoneKnown && compareWindow !== undefined,
+    placeholderData: keepPreviousData,
+  });
+  const previousByKey = previousRows.data && comparable ? byKey(fields, previousRows.data.rows) : undefined;
+  const previousTotal = compareWindow ? previousTotals.data?.rows[0] : undefined;
+  const previousOf =
+    compareWindow === undefined
+      ? undefined
+      : fields.length === 0
+        ? () => previousTotal ?? null
+        : previousByKey
+          ? (row: ReportRow) => previousByKey.get(rowKey(fields, row)) ?? null
+          : undefined;
   const time = timeField(state);
   const chartStat = state.chart ?? stats[0] ?? "clicks";
   const split = splitFieldOf(fields);
@@ -136,7 +169,7 @@ export function ReportsPage() {
 
   const drawn = chart.data ? chartOf(chart.data.rows) : undefined;
 
-  const errors = [table.error, totals.error, chart.error].filter(Boolean);
+  const errors = [table.error, totals.error, chart.error, previousRows.error, previousTotals.error].filter(Boolean);
   const errorOf = (name: string) => messageFor(errors, name);
   const unclaimed = errors.map((e) => formError(e, CONTROLLED)).find(Boolean);
   const refusedByField = table.error instanceof ApiFailure && table.error.fieldErrors.length > 0;
@@ -153,7 +186,8 @@ export function ReportsPage() {
     const { conversionDateFrom, conversionDateTo } = windowQuery(state, at);
     const span = [conversionDateFrom, conversionDateTo].filter(Boolean).join("_to_").replace(/:/g, "");
     const name = `performance-report${span ? `-${span}` : ""}${currency ? `-${currency}` : ""}.csv`;
-    saveFile(name, reportCsv(fields, stats, rows, total), "text/csv");
+    const comparison = previousOf ? { previousOf, totals: previousTotal } : undefined;
+    saveFile(name, reportCsv(fields, stats, rows, total, comparison), "text/csv");
   }
 
   return (
@@ -212,6 +246,26 @@ export function ReportsPage() {
             error={errorOf("currency")}
           />
         </RangeControls>
+        <div className="report-compare">
+          <label>
+            <input
+              type="checkbox"
+              checked={state.compare === "previous"}
+              onChange={(e) => {
+                const { compare: _compare, ...rest } = state;
+                go(e.target.checked ? { ...rest, compare: "previous" } : rest);
+              }}
+            />{" "}
+            Compare with the previous period
+          </label>
+          {state.compare && (
+            <p className="muted small" data-testid="comparison-window">
+              {compareWindow
+                ? `Each figure beside ${compareWindow.from === compareWindow.to ? compareWindow.from : `${compareWindow.from} to ${compareWindow.to}`}, the same number of days just before${comparable || fields.length === 0 ? "" : "; rows by day, week, month or hour are not in both periods, so only the totals are compared"}.`
+                : "A comparison needs a window of whole days (a preset, or dates without times)."}
+            </p>
+          )}
+        </div>
         <ColumnControls state={state} onChange={go} errors={{ fields: errorOf("fields"), stats: errorOf("stats") }} />
         <h3>Filters</h3>
         <FilterControls state={state} onChange={go} errorOf={errorOf} />
@@ -369,6 +423,8 @@ export function ReportsPage() {
               totalsCurrency={totals.data?.meta.currency}
               onDrill={drill}
               canDrill={(row) => drillFilter(state, row) !== undefined}
+              previousOf={previousOf}
+              previousTotals={fields.length > 0 ? previousTotal : undefined}
             />
             {table.data.pagination && (
               <Pager page={table.data.pagination} onOffset={(offset) => go({ ...state, offset })} label="Report rows" />

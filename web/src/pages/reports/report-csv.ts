@@ -18,11 +18,19 @@ export function reportCsv(
   stats: readonly StatName[],
   rows: readonly ReportRow[],
   totals: ReportRow | undefined,
+  comparison?: { previousOf: (row: ReportRow) => ReportRow | null; totals: ReportRow | undefined },
 ): string {
-  const header = [...fields, ...stats];
-  const body = rows.map((row) => header.map((column) => cellOf(row[column])));
+  // With a comparison, each stat is followed by the previous period's figure (`clicks_previous`).
+  const statColumns = stats.flatMap((s) => (comparison ? [s, `${s}_previous`] : [s]));
+  const header = [...fields, ...statColumns];
+  const statCells = (row: ReportRow, before: ReportRow | null | undefined) =>
+    stats.flatMap((s) => (comparison ? [cellOf(row[s]), cellOf(before?.[s] ?? 0)] : [cellOf(row[s])]));
+  const body = rows.map((row) => [
+    ...fields.map((f) => cellOf(row[f])),
+    ...statCells(row, comparison?.previousOf(row)),
+  ]);
   if (totals && fields.length > 0) {
-    body.push([...fields.map((_, i) => (i === 0 ? "Total" : null)), ...stats.map((s) => cellOf(totals[s]))]);
+    body.push([...fields.map((_, i) => (i === 0 ? "Total" : null)), ...statCells(totals, comparison?.totals)]);
   }
   return buildCsv(header, body);
 }

@@ -87,6 +87,8 @@ export interface ReportState {
   currency?: string;
   /** The zone days and hours are read in (IANA); absent: the account's `timeZone` setting. */
   timeZone?: string;
+  /** Each figure beside the previous period's of the same length (`compare=previous`). */
+  compare?: "previous";
 }
 
 /** The search params this page reads. */
@@ -103,6 +105,7 @@ const SEARCH_KEYS = [
   "chart",
   "currency",
   "tz",
+  "compare",
 ] as const;
 
 /**
@@ -327,6 +330,11 @@ export function readSearch(raw: Record<string, unknown>): { state: ReportState; 
     if (zone) state.timeZone = zone;
     else drop("tz", raw.tz, "is not a time zone name (such as Europe/Berlin): the account's time zone shown.");
   }
+
+  if (raw.compare !== undefined) {
+    if (text(raw.compare) === "previous") state.compare = "previous";
+    else drop("compare", raw.compare, "is not 'previous': no comparison shown.");
+  }
   return { state, notes };
 }
 
@@ -350,6 +358,7 @@ export function writeSearch(state: ReportState): ReportSearch {
   if (state.chart !== undefined) search.chart = state.chart;
   if (state.currency !== undefined) search.currency = state.currency;
   if (state.timeZone !== undefined) search.tz = state.timeZone;
+  if (state.compare !== undefined) search.compare = state.compare;
   return search;
 }
 
