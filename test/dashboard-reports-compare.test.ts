@@ -129,7 +129,7 @@ describe.skipIf(!hasChromium)("dashboard reports: drill-down, presets, saved rep
       await page.goto(`${origin}/reports?fields=trafficSource&stats=clicks&range=custom&from=${from}&to=${to}&tz=UTC`);
       const table = page.locator(".report-results table");
       await table.locator("tbody tr").first().waitFor({ timeout: WAIT_MS });
-      await page.getByLabel("Compare with the previous period").check();
+      await page.getByLabel("Show changes against the same number of days before").check();
       await expect.poll(() => search(page).get("compare"), { timeout: WAIT_MS }).toBe("previous");
       await expect
         .poll(() => page.getByTestId("comparison-window").textContent(), { timeout: WAIT_MS })
@@ -165,6 +165,14 @@ describe.skipIf(!hasChromium)("dashboard reports: drill-down, presets, saved rep
       const { readFile } = await import("node:fs/promises");
       const csv = await readFile(file, "utf8");
       expect(csv.split("\n")[0]).toContain("clicks,clicks_previous");
+
+      // A row's clicks: the click log narrowed to its traffic source over the report's days.
+      await firstRow.getByRole("link", { name: "Clicks" }).click();
+      await page.waitForURL((url) => url.pathname === "/clicks", { timeout: WAIT_MS });
+      expect(search(page).get("source")).toMatch(/^\d+$/);
+      expect(search(page).get("from")).toBe(from);
+      expect(search(page).get("to")).toBe(to);
+      await page.getByRole("table", { name: "Clicks, newest first" }).waitFor({ timeout: WAIT_MS });
       expectClean(log);
     } finally {
       await context.close();

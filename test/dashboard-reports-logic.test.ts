@@ -3,6 +3,7 @@ import { FIELDS as API_FIELDS } from "../src/features/reports/performance.js";
 import { STATS as API_STATS } from "../src/features/reports/stats.js";
 import { buildCsv, csvCell } from "../web/src/csv.js";
 import { chartData, splitFieldOf, TOP_SERIES } from "../web/src/pages/reports/chart-series.js";
+import { clicksSearch } from "../web/src/pages/reports/clicks-link.js";
 import {
   byKey,
   comparisonRowsQuery,
@@ -387,5 +388,26 @@ describe("the comparison with the previous period", () => {
     expect(rowsComparable(["brand"])).toBe(true);
     expect(rowsComparable(["date", "brand"])).toBe(false);
     expect(rowsComparable([])).toBe(false);
+  });
+});
+
+describe("a report row's clicks", () => {
+  const at = { now: Date.parse("2026-11-20T12:00:00Z"), zone: "UTC" };
+  it("narrows the click log to the row's entries over the report's days, at most the last 31", () => {
+    const state = {
+      ...defaultState(),
+      range: "custom" as const,
+      from: "2026-08-01",
+      to: "2026-11-20",
+      filters: { linkId: 4 },
+    };
+    expect(clicksSearch(state, at, { trafficSourceId: 7, trafficSource: "Meta", country: "DE" })).toEqual({
+      from: "2026-10-21",
+      to: "2026-11-20",
+      link: 4,
+      source: 7,
+      country: "DE",
+    });
+    expect(clicksSearch(state, at, { date: "2026-11-02" })).toEqual({ from: "2026-11-02", to: "2026-11-02", link: 4 });
   });
 });

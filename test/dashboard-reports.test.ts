@@ -110,8 +110,13 @@ const money = (value: unknown, currency: string, precise = false) =>
 async function shownTexts(page: Page): Promise<{ rows: string[][]; totals: string[] }> {
   return page.evaluate(() => {
     const table = document.querySelector(".report-results table");
-    const texts = (tr: Element) => Array.from(tr.querySelectorAll("td")).map((td) => td.textContent ?? "");
     if (!table) return { rows: [], totals: [] };
+    // The last column links each row to its clicks: not a figure of the report.
+    const skip = Array.from(table.querySelectorAll("thead th")).findIndex((th) => th.textContent === "Click log");
+    const texts = (tr: Element) =>
+      Array.from(tr.querySelectorAll("td"))
+        .map((td) => td.textContent ?? "")
+        .filter((_, i) => i !== skip);
     return {
       rows: Array.from(table.querySelectorAll("tbody tr")).map(texts),
       totals: Array.from(table.querySelectorAll("tfoot tr")).flatMap(texts),

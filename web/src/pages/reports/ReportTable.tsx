@@ -1,5 +1,7 @@
+import { Link } from "@tanstack/react-router";
 import { type Column, DataTable, type Sort } from "../../components/DataTable";
 import { formatChange } from "../../format";
+import type { ClicksSearch } from "./clicks-link";
 import type { ReportRow } from "./fetch-report";
 import { FIELD_LABELS, formatField, formatStat, STAT_LABELS } from "./labels";
 import type { FieldName, ReportSort, StatName } from "./report-state";
@@ -29,6 +31,8 @@ interface ReportTableProps {
   previousOf?: ((row: ReportRow) => ReportRow | null) | undefined;
   /** With a comparison: the previous period's totals. */
   previousTotals?: ReportRow | undefined;
+  /** The click log's address for a row's clicks: a last column links each row there. */
+  clicksOf?: ((row: ReportRow) => ClicksSearch) | undefined;
 }
 
 /** A figure's change against the previous period's, and that figure: "+12.5% vs 1,204". */
@@ -61,6 +65,7 @@ export function ReportTable({
   canDrill,
   previousOf,
   previousTotals,
+  clicksOf,
 }: ReportTableProps) {
   const columns: Column<Indexed>[] = [
     ...fields.map(
@@ -117,6 +122,20 @@ export function ReportTable({
           : {}),
       }),
     ),
+    ...(clicksOf
+      ? [
+          {
+            key: "click-log",
+            label: "Click log",
+            cell: ({ row }: Indexed) => (
+              <Link to="/clicks" search={clicksOf(row)} className="report-clicks">
+                Clicks
+              </Link>
+            ),
+            ...(totals ? { total: "" } : {}),
+          } satisfies Column<Indexed>,
+        ]
+      : []),
   ];
   // Without a sort asked for, the API orders by the breakdowns in turn, ascending.
   const first = fields[0];

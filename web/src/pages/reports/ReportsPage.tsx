@@ -13,6 +13,7 @@ import { saveFile } from "../../csv";
 import { currencyName, formatInteger } from "../../format";
 import { ColumnControls } from "./ColumnControls";
 import { chartData, splitFieldOf } from "./chart-series";
+import { clicksSearch } from "./clicks-link";
 import {
   byKey,
   comparisonRowsQuery,
@@ -256,7 +257,7 @@ export function ReportsPage() {
                 go(e.target.checked ? { ...rest, compare: "previous" } : rest);
               }}
             />{" "}
-            Compare with the previous period
+            Show changes against the same number of days before
           </label>
           {state.compare && (
             <p className="muted small" data-testid="comparison-window">
@@ -425,6 +426,7 @@ export function ReportsPage() {
               canDrill={(row) => drillFilter(state, row) !== undefined}
               previousOf={previousOf}
               previousTotals={fields.length > 0 ? previousTotal : undefined}
+              clicksOf={(row) => clicksSearch(state, at, row)}
             />
             {table.data.pagination && (
               <Pager page={table.data.pagination} onOffset={(offset) => go({ ...state, offset })} label="Report rows" />
