@@ -1,21 +1,9 @@
 import type { Queryable } from "../../platform/db/index.js";
 import { Conditions, selectPage } from "../../platform/db/paging.js";
-import type { PostbackLogOutcome, PostbackVia } from "./entry.js";
+import type { PostbackLogEntry, PostbackLogOutcome, PostbackVia } from "./entry.js";
 
-/** A line of the log as the API answers it. */
-export interface PostbackLogLine {
-  id: string;
-  at: string;
-  via: PostbackVia;
-  outcome: PostbackLogOutcome;
-  reason: string | null;
-  field: string | null;
-  conversionId: string | null;
-  clickId: string | null;
-  externalId: string | null;
-  type: string | null;
-  query: Record<string, string>;
-}
+/** A line of the log as the API answers it: as written, with its id, its instant as ISO text, and no tenant. */
+export type PostbackLogLine = Omit<PostbackLogEntry, "tenantId" | "at"> & { id: string; at: string };
 
 export interface PostbackLogFilter {
   offset: number;

@@ -1,11 +1,12 @@
 import { keepPreviousData, useQuery } from "@tanstack/react-query";
 import { getRouteApi, Link, useNavigate } from "@tanstack/react-router";
-import { type FormEvent, useEffect, useState } from "react";
+import type { FormEvent } from "react";
 import { useAccountTimeZone } from "../../account-time-zone";
 import { type Column, DataTable } from "../../components/DataTable";
 import { Field, fieldError, formError } from "../../components/Field";
 import { Pager } from "../../components/Pager";
 import { ErrorState, Loading } from "../../components/states";
+import { useUrlForm } from "../../components/useUrlForm";
 import { formatDateTime } from "../../format";
 import { compact, withOffset } from "../../search-params";
 import { clicksQuery } from "./queries";
@@ -136,14 +137,7 @@ function ClickFilters({
     bot: search.bot ?? "",
     clickId: search.clickId ?? "",
   });
-  const [values, setValues] = useState<Values>(fromUrl);
-  // biome-ignore lint/correctness/useExhaustiveDependencies: the URL's filters are the truth; the form follows them
-  useEffect(
-    () => setValues(fromUrl()),
-    [search.from, search.to, search.country, search.device, search.bot, search.clickId],
-  );
-  const set = (key: keyof Values) => (e: { target: { value: string } }) =>
-    setValues((v) => ({ ...v, [key]: e.target.value }));
+  const { values, set } = useUrlForm<Values>(fromUrl, JSON.stringify(search));
 
   function apply(event: FormEvent) {
     event.preventDefault();
