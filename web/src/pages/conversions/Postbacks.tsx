@@ -2,8 +2,8 @@ import { useQuery } from "@tanstack/react-query";
 import { Link } from "@tanstack/react-router";
 import { useState } from "react";
 import { api, unwrap } from "../../api/client";
-import { type Column, DataTable } from "../../components/DataTable";
-import { Pager } from "../../components/Pager";
+import type { Column } from "../../components/DataTable";
+import { HistoryList } from "../../components/HistoryList";
 import { ErrorState, Loading } from "../../components/states";
 import { formatDateTime, formatInteger } from "../../format";
 import { useMe } from "../../me";
@@ -120,25 +120,21 @@ export function Postbacks({ conversionId }: { conversionId: string }) {
         <ErrorState error={me.error} onRetry={() => void me.refetch()} />
       ) : !allowed ? (
         <p className="muted">Only account administrators can see the postbacks a conversion caused.</p>
-      ) : events.isPending ? (
-        <Loading label="Loading the postbacks…" />
-      ) : events.isError ? (
-        <ErrorState error={events.error} onRetry={() => void events.refetch()} />
       ) : (
-        <>
-          <div className="conversions-table">
-            <DataTable
-              caption="Postbacks this conversion caused"
-              columns={columns}
-              rows={events.data.data}
-              rowKey={(e) => e.id}
-              empty="This conversion caused no postbacks: no enabled webhook matched it, or its type never fires them."
-            />
-          </div>
-          {events.data.pagination.total > PAGE_SIZE && (
-            <Pager label="Postbacks" page={events.data.pagination} onOffset={setOffset} />
-          )}
-        </>
+        <div className="conversions-table">
+          <HistoryList
+            list={events}
+            rowsOf={(d) => ({ rows: d.data, page: d.pagination })}
+            caption="Postbacks this conversion caused"
+            columns={columns}
+            rowKey={(e) => e.id}
+            empty="This conversion caused no postbacks: no enabled webhook matched it, or its type never fires them."
+            loading="Loading the postbacks…"
+            pagerLabel="Postbacks"
+            onOffset={setOffset}
+            pagerOnlyWhenPaged
+          />
+        </div>
       )}
     </section>
   );

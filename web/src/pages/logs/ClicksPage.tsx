@@ -2,10 +2,9 @@ import { keepPreviousData, useQuery } from "@tanstack/react-query";
 import { getRouteApi, Link, useNavigate } from "@tanstack/react-router";
 import type { FormEvent } from "react";
 import { useAccountTimeZone } from "../../account-time-zone";
-import { type Column, DataTable } from "../../components/DataTable";
+import type { Column } from "../../components/DataTable";
 import { Field, fieldError, formError } from "../../components/Field";
-import { Pager } from "../../components/Pager";
-import { ErrorState, Loading } from "../../components/states";
+import { HistoryList } from "../../components/HistoryList";
 import { useUrlForm } from "../../components/useUrlForm";
 import { formatDateTime } from "../../format";
 import { compact, withOffset } from "../../search-params";
@@ -88,22 +87,17 @@ export function ClicksPage() {
         <h2 id="clicks-title" className="visually-hidden">
           Clicks, newest first
         </h2>
-        {list.isPending ? (
-          <Loading label="Loading the clicks…" />
-        ) : list.isError && !list.data ? (
-          <ErrorState error={list.error} onRetry={() => void list.refetch()} />
-        ) : list.data ? (
-          <>
-            <DataTable
-              caption="Clicks, newest first"
-              columns={COLUMNS}
-              rows={list.data.data}
-              rowKey={(c) => c.id}
-              empty="No click matches these filters in this window."
-            />
-            <Pager label="Clicks" page={list.data.pagination} onOffset={(offset) => go(withOffset(search, offset))} />
-          </>
-        ) : null}
+        <HistoryList
+          list={list}
+          rowsOf={(d) => ({ rows: d.data, page: d.pagination })}
+          caption="Clicks, newest first"
+          columns={COLUMNS}
+          rowKey={(c) => c.id}
+          empty="No click matches these filters in this window."
+          loading="Loading the clicks…"
+          pagerLabel="Clicks"
+          onOffset={(offset) => go(withOffset(search, offset))}
+        />
       </section>
     </>
   );

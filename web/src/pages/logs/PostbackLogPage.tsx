@@ -2,10 +2,9 @@ import { keepPreviousData, useQuery } from "@tanstack/react-query";
 import { getRouteApi, Link, useNavigate } from "@tanstack/react-router";
 import type { FormEvent } from "react";
 import { useAccountTimeZone } from "../../account-time-zone";
-import { type Column, DataTable } from "../../components/DataTable";
+import type { Column } from "../../components/DataTable";
 import { Field, fieldError, formError } from "../../components/Field";
-import { Pager } from "../../components/Pager";
-import { ErrorState, Loading } from "../../components/states";
+import { HistoryList } from "../../components/HistoryList";
 import { useUrlForm } from "../../components/useUrlForm";
 import { formatDateTime } from "../../format";
 import { compact, withOffset } from "../../search-params";
@@ -105,26 +104,17 @@ export function PostbackLogPage() {
         <h2 id="postback-log-title" className="visually-hidden">
           Incoming conversions, newest first
         </h2>
-        {list.isPending ? (
-          <Loading label="Loading the postback log…" />
-        ) : list.isError && !list.data ? (
-          <ErrorState error={list.error} onRetry={() => void list.refetch()} />
-        ) : list.data ? (
-          <>
-            <DataTable
-              caption="Incoming conversions, newest first"
-              columns={COLUMNS}
-              rows={list.data.data}
-              rowKey={(l) => l.id}
-              empty="Nothing matches these filters in the last 30 days."
-            />
-            <Pager
-              label="Postback log"
-              page={list.data.pagination}
-              onOffset={(offset) => go(withOffset(search, offset))}
-            />
-          </>
-        ) : null}
+        <HistoryList
+          list={list}
+          rowsOf={(d) => ({ rows: d.data, page: d.pagination })}
+          caption="Incoming conversions, newest first"
+          columns={COLUMNS}
+          rowKey={(l) => l.id}
+          empty="Nothing matches these filters in the last 30 days."
+          loading="Loading the postback log…"
+          pagerLabel="Postback log"
+          onOffset={(offset) => go(withOffset(search, offset))}
+        />
       </section>
     </>
   );

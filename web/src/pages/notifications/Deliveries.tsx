@@ -1,10 +1,9 @@
 import { useQuery } from "@tanstack/react-query";
 import { getRouteApi, useNavigate } from "@tanstack/react-router";
 import { useState } from "react";
-import { type Column, DataTable } from "../../components/DataTable";
+import type { Column } from "../../components/DataTable";
 import { Field } from "../../components/Field";
-import { Pager } from "../../components/Pager";
-import { ErrorState, Loading } from "../../components/states";
+import { HistoryList } from "../../components/HistoryList";
 import { formatDateTime, formatInteger } from "../../format";
 import { withOffset } from "../../search-params";
 import { DELIVERY_STATUSES, EVENT_TYPES, isDeliveryStatus, isEventType } from "./events";
@@ -179,29 +178,19 @@ export function Deliveries({ webhookId }: { webhookId: string }) {
           )}
         </Field>
       </div>
-      {deliveries.isPending ? (
-        <Loading label="Loading the deliveries…" />
-      ) : deliveries.isError ? (
-        <ErrorState error={deliveries.error} onRetry={() => void deliveries.refetch()} />
-      ) : (
-        <>
-          <DataTable
-            caption="Messages sent to this webhook, newest first"
-            columns={columnsFor(open, (id) => setOpen(open === id ? null : id))}
-            rows={deliveries.data.items}
-            rowKey={(row) => row.id}
-            empty={
-              status || type ? "No message matches these filters." : "No message has been sent to this webhook yet."
-            }
-          />
-          {shown && <DeliveryDetails row={shown} />}
-          <Pager
-            page={deliveries.data.page}
-            label="Deliveries"
-            onOffset={(next) => void navigate({ search: (prev) => withOffset(prev, next) })}
-          />
-        </>
-      )}
+      <HistoryList
+        list={deliveries}
+        rowsOf={(d) => ({ rows: d.items, page: d.page })}
+        caption="Messages sent to this webhook, newest first"
+        columns={columnsFor(open, (id) => setOpen(open === id ? null : id))}
+        rowKey={(row) => row.id}
+        empty={status || type ? "No message matches these filters." : "No message has been sent to this webhook yet."}
+        loading="Loading the deliveries…"
+        pagerLabel="Deliveries"
+        onOffset={(next) => void navigate({ search: (prev) => withOffset(prev, next) })}
+      >
+        {shown && <DeliveryDetails row={shown} />}
+      </HistoryList>
     </section>
   );
 }

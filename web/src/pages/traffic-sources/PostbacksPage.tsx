@@ -1,9 +1,8 @@
 import { getRouteApi, Link, useNavigate } from "@tanstack/react-router";
 import type { FormEvent } from "react";
-import { type Column, DataTable } from "../../components/DataTable";
+import type { Column } from "../../components/DataTable";
 import { Field } from "../../components/Field";
-import { Pager } from "../../components/Pager";
-import { ErrorState, Loading } from "../../components/states";
+import { HistoryList } from "../../components/HistoryList";
 import { formatDateTime, formatInteger } from "../../format";
 import { withOffset } from "../../search-params";
 import { catalogId } from "../catalog/search";
@@ -116,40 +115,31 @@ function PostbackList({ id, configured }: { id: number; configured: boolean }) {
           </Link>
         )}
       </form>
-      {postbacks.isPending ? (
-        <Loading label="Loading postbacks…" />
-      ) : postbacks.isError ? (
-        <ErrorState error={postbacks.error} onRetry={() => void postbacks.refetch()} />
-      ) : (
-        <>
-          <DataTable
-            caption="Postbacks sent"
-            columns={columns}
-            rows={postbacks.data.data}
-            rowKey={(p) => p.id}
-            empty={
-              filtered ? (
-                "No postback matches these filters."
-              ) : configured ? (
-                "No postbacks yet: they appear with this source's conversions."
-              ) : (
-                <>
-                  No postbacks: this source has no postback URL.{" "}
-                  <Link to="/catalog/traffic-sources/$sourceId/postback" params={{ sourceId }}>
-                    Set one up
-                  </Link>
-                  .
-                </>
-              )
-            }
-          />
-          <Pager
-            page={postbacks.data.pagination}
-            label="Postbacks"
-            onOffset={(offset) => void navigate({ search: withOffset(search, offset) })}
-          />
-        </>
-      )}
+      <HistoryList
+        list={postbacks}
+        rowsOf={(d) => ({ rows: d.data, page: d.pagination })}
+        caption="Postbacks sent"
+        columns={columns}
+        rowKey={(p) => p.id}
+        loading="Loading postbacks…"
+        pagerLabel="Postbacks"
+        onOffset={(offset) => void navigate({ search: withOffset(search, offset) })}
+        empty={
+          filtered ? (
+            "No postback matches these filters."
+          ) : configured ? (
+            "No postbacks yet: they appear with this source's conversions."
+          ) : (
+            <>
+              No postbacks: this source has no postback URL.{" "}
+              <Link to="/catalog/traffic-sources/$sourceId/postback" params={{ sourceId }}>
+                Set one up
+              </Link>
+              .
+            </>
+          )
+        }
+      />
     </>
   );
 }

@@ -1,8 +1,8 @@
 import { getRouteApi, Link, useNavigate } from "@tanstack/react-router";
 import type { FormEvent } from "react";
-import { type Column, DataTable } from "../../components/DataTable";
+import type { Column } from "../../components/DataTable";
 import { Field } from "../../components/Field";
-import { Pager } from "../../components/Pager";
+import { HistoryList } from "../../components/HistoryList";
 import { Empty, ErrorState, Loading } from "../../components/states";
 import { formatDateTime, formatInteger } from "../../format";
 import { withOffset } from "../../search-params";
@@ -114,30 +114,21 @@ function UploadList({ id }: { id: number }) {
           </Link>
         )}
       </form>
-      {uploads.isPending ? (
-        <Loading label="Loading uploads…" />
-      ) : uploads.isError ? (
-        <ErrorState error={uploads.error} onRetry={() => void uploads.refetch()} />
-      ) : (
-        <>
-          <DataTable
-            caption="Google Ads uploads"
-            columns={columns}
-            rows={uploads.data.data}
-            rowKey={(u) => u.id}
-            empty={
-              search.status
-                ? "No upload matches this filter."
-                : "No uploads yet: conversions with a Google click id are uploaded by the worker."
-            }
-          />
-          <Pager
-            page={uploads.data.pagination}
-            label="Uploads"
-            onOffset={(offset) => void navigate({ search: withOffset(search, offset) })}
-          />
-        </>
-      )}
+      <HistoryList
+        list={uploads}
+        rowsOf={(d) => ({ rows: d.data, page: d.pagination })}
+        caption="Google Ads uploads"
+        columns={columns}
+        rowKey={(u) => u.id}
+        empty={
+          search.status
+            ? "No upload matches this filter."
+            : "No uploads yet: conversions with a Google click id are uploaded by the worker."
+        }
+        loading="Loading uploads…"
+        pagerLabel="Uploads"
+        onOffset={(offset) => void navigate({ search: withOffset(search, offset) })}
+      />
     </>
   );
 }

@@ -1,9 +1,8 @@
 import { getRouteApi, Link, useNavigate } from "@tanstack/react-router";
 import type { FormEvent } from "react";
-import { type Column, DataTable } from "../../components/DataTable";
+import type { Column } from "../../components/DataTable";
 import { Field } from "../../components/Field";
-import { Pager } from "../../components/Pager";
-import { ErrorState, Loading } from "../../components/states";
+import { HistoryList } from "../../components/HistoryList";
 import { formatDateTime, formatInteger } from "../../format";
 import { useCan } from "../../permissions";
 import { withOffset } from "../../search-params";
@@ -140,26 +139,17 @@ export function DeliveriesPage() {
             Cancelling or deleting the events of a date range also needs the traffic-sources.delete permission.
           </p>
         ))}
-      {events.isPending ? (
-        <Loading label="Loading deliveries…" />
-      ) : events.isError ? (
-        <ErrorState error={events.error} onRetry={() => void events.refetch()} />
-      ) : (
-        <>
-          <DataTable
-            caption="Delivery events"
-            columns={columns}
-            rows={events.data.data}
-            rowKey={(e) => e.id}
-            empty={filtered ? "No delivery matches these filters." : "No deliveries yet: they appear with conversions."}
-          />
-          <Pager
-            page={events.data.pagination}
-            label="Deliveries"
-            onOffset={(offset) => void navigate({ search: withOffset(search, offset) })}
-          />
-        </>
-      )}
+      <HistoryList
+        list={events}
+        rowsOf={(d) => ({ rows: d.data, page: d.pagination })}
+        caption="Delivery events"
+        columns={columns}
+        rowKey={(e) => e.id}
+        empty={filtered ? "No delivery matches these filters." : "No deliveries yet: they appear with conversions."}
+        loading="Loading deliveries…"
+        pagerLabel="Deliveries"
+        onOffset={(offset) => void navigate({ search: withOffset(search, offset) })}
+      />
     </>
   );
 }
