@@ -1,6 +1,6 @@
 /* biome-ignore-all lint/suspicious/noTemplateCurlyInString: webhook URL templates use the ${name} placeholder syntax */
 import { describe, expect, it } from "vitest";
-import { readableBody } from "../web/src/pages/webhooks/attempt-body.js";
+import { readableBody } from "../web/src/components/attempt-body.js";
 import {
   changesSoon,
   type DeliverySearch,

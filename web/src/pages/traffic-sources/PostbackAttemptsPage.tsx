@@ -1,12 +1,12 @@
 import { useMutation, useQueryClient } from "@tanstack/react-query";
 import { getRouteApi, Link, useNavigate } from "@tanstack/react-router";
 import { useState } from "react";
+import { AttemptView } from "../../components/AttemptView";
 import { Pager } from "../../components/Pager";
 import { Empty, ErrorState, Loading, messageOf } from "../../components/states";
 import { useCan } from "../../permissions";
 import { withOffset } from "../../search-params";
 import { catalogId } from "../catalog/search";
-import { AttemptView } from "../webhooks/DeliveryPage";
 import { ActionResult, type Result } from "../webhooks/parts";
 import { postbacksChanged, sourcesApi, useAttempts } from "./api";
 import { EDIT_PERMISSION, SourceFrame } from "./parts";

@@ -15,7 +15,6 @@ export type Webhook = Json<`${typeof BASE}/settings/{id}`, "get", 200>["data"];
 export type NewWebhook = paths[`${typeof BASE}/settings`]["post"]["requestBody"]["content"]["application/json"];
 export type WebhookPatch = paths[`${typeof BASE}/settings/{id}`]["patch"]["requestBody"]["content"]["application/json"];
 export type DeliveryEvent = Json<`${typeof BASE}/events/{id}`, "get", 200>["data"];
-export type Attempt = Json<`${typeof BASE}/events/{id}/attempts`, "get", 200>["data"][number];
 export type ConversionType = NonNullable<NewWebhook["conversionTypes"]>[number];
 export type AttributionSource = NonNullable<NewWebhook["attributionSources"]>[number];
 
