@@ -9,6 +9,7 @@ import {
   expectAccessible,
   expectClean,
   openDashboardPage,
+  pickFromPicker,
   screenshot,
   WAIT_MS,
 } from "./helpers/dashboard-browser.js";
@@ -36,15 +37,6 @@ async function signInTo(page: Page, origin: string, who: Tenancy, path: string, 
 
 async function apiGet(t: TestApp, who: Tenancy, url: string) {
   return t.call({ method: "GET", url, headers: { authorization: who.apiKey } });
-}
-
-/** Types `text` in the picker labelled `label` and chooses the option named `option` (ARIA combobox). */
-async function pick(page: Page, label: string, text: string, option: string): Promise<void> {
-  const box = page.getByRole("combobox", { name: label, exact: true });
-  await box.click();
-  await box.fill(text);
-  await page.getByRole("option", { name: option, exact: true }).click({ timeout: WAIT_MS });
-  await expect.poll(() => box.getAttribute("aria-expanded"), { timeout: WAIT_MS }).toBe("false");
 }
 
 /** The API's own message for a refused body: what the page must show next to the field. */
@@ -345,9 +337,9 @@ describe.skipIf(!hasChromium)("dashboard catalog", () => {
     await context.grantPermissions(["clipboard-read", "clipboard-write"], { origin });
     try {
       await signInTo(page, origin, admin, "/catalog/link-generator", "Link generator");
-      await pick(page, "Brand link", "Link", "Link Brand / Account");
-      await pick(page, "Traffic source", "sour", "Source");
-      await pick(page, "Tracker", "summer", "summer-sale");
+      await pickFromPicker(page, "Brand link", "Link", "Link Brand / Account");
+      await pickFromPicker(page, "Traffic source", "sour", "Source");
+      await pickFromPicker(page, "Tracker", "summer", "summer-sale");
       await page.getByRole("button", { name: "Show tracking URL" }).click();
       const answer = await apiGet(
         t,
@@ -370,7 +362,7 @@ describe.skipIf(!hasChromium)("dashboard catalog", () => {
       await expectAccessible(page);
 
       // A new tracker name the API refuses: its message next to the name.
-      await pick(page, "Tracker", "", "A new tracker…");
+      await pickFromPicker(page, "Tracker", "", "A new tracker…");
       await page.getByLabel("New tracker name").fill("ab");
       await page.getByRole("button", { name: "Show tracking URL" }).click();
       const refused = await apiGet(

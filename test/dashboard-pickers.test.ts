@@ -1,4 +1,4 @@
-import type { Browser, Page } from "playwright-core";
+import type { Browser } from "playwright-core";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { seedTenancy, startTestApp, type Tenancy, type TestApp } from "./helpers/app.js";
 import { type CatalogFixture, createVia, seedCatalog } from "./helpers/catalog.js";
@@ -7,6 +7,7 @@ import {
   expectAccessible,
   expectClean,
   openDashboardPage,
+  pickFromPicker,
   screenshot,
   seriousViolations,
   signIn,
@@ -17,15 +18,6 @@ import {
 // rows than the API's largest page: the newest row, beyond the first 500, is found by typing.
 
 const MANY = 520;
-
-/** Types `text` in the picker labelled `label` and chooses the option named `option`. */
-async function pick(page: Page, label: string, text: string, option: string): Promise<void> {
-  const box = page.getByRole("combobox", { name: label, exact: true });
-  await box.click();
-  await box.fill(text);
-  await page.getByRole("option", { name: option, exact: true }).click({ timeout: WAIT_MS });
-  await expect.poll(() => box.getAttribute("aria-expanded"), { timeout: WAIT_MS }).toBe("false");
-}
 
 describe.skipIf(!hasChromium)("dashboard searchable pickers", () => {
   let t: TestApp;
@@ -113,8 +105,8 @@ describe.skipIf(!hasChromium)("dashboard searchable pickers", () => {
         await expect
           .poll(() => linkBox.inputValue(), { timeout: WAIT_MS })
           .toBe("nova-bingo main · Nova Casino / Acme account");
-        await pick(page, "Traffic source", "latest", "Latest newsletter");
-        await pick(page, "Tracker", "latest", "latest-push");
+        await pickFromPicker(page, "Traffic source", "latest", "Latest newsletter");
+        await pickFromPicker(page, "Tracker", "latest", "latest-push");
         await page.getByRole("button", { name: "Show tracking URL" }).click();
         await expect
           .poll(() => page.getByTestId("tracking-url").textContent(), { timeout: WAIT_MS })
@@ -160,27 +152,27 @@ describe.skipIf(!hasChromium)("dashboard searchable pickers", () => {
         // The report filters.
         await page.goto(`${origin}/reports`);
         await page.getByRole("heading", { name: "Filters" }).waitFor({ timeout: WAIT_MS });
-        await pick(page, "Link", "acme", "nova-bingo main Nova Casino / Acme account");
+        await pickFromPicker(page, "Link", "acme", "nova-bingo main Nova Casino / Acme account");
         await expect
           .poll(() => new URL(page.url()).searchParams.get("linkId"), { timeout: WAIT_MS })
           .toBe(String(newest.link));
-        await pick(page, "Tracker", "latest", "latest-push");
+        await pickFromPicker(page, "Tracker", "latest", "latest-push");
         await expect
           .poll(() => new URL(page.url()).searchParams.get("trackerId"), { timeout: WAIT_MS })
           .toBe(String(newest.tracker));
-        await pick(page, "Traffic source", "latest", "Latest newsletter");
+        await pickFromPicker(page, "Traffic source", "latest", "Latest newsletter");
         await expect
           .poll(() => new URL(page.url()).searchParams.get("trafficSourceId"), { timeout: WAIT_MS })
           .toBe(String(newest.source));
         await screenshot(page, `pickers-03-report-filters-${viewport.name}`);
         expect(await seriousViolations(page)).toEqual([]);
         // "Any" clears a filter.
-        await pick(page, "Tracker", "", "Any");
+        await pickFromPicker(page, "Tracker", "", "Any");
         await expect.poll(() => new URL(page.url()).searchParams.get("trackerId"), { timeout: WAIT_MS }).toBeNull();
 
         // The webhook source picker.
         await page.goto(`${origin}/webhooks/new`);
-        await pick(page, "Fires for", "latest", "Latest newsletter");
+        await pickFromPicker(page, "Fires for", "latest", "Latest newsletter");
         expect(await page.getByRole("combobox", { name: "Fires for", exact: true }).inputValue()).toBe(
           "Latest newsletter",
         );

@@ -184,6 +184,15 @@ export async function pickFromList(field: Locator, value: string): Promise<void>
   }, value);
 }
 
+/** Types `text` in the searchable picker labelled `label` and chooses the option named `option` (ARIA combobox). */
+export async function pickFromPicker(page: Page, label: string, text: string, option: string): Promise<void> {
+  const box = page.getByRole("combobox", { name: label, exact: true });
+  await box.click();
+  await box.fill(text);
+  await page.getByRole("option", { name: option, exact: true }).click({ timeout: WAIT_MS });
+  await expect.poll(() => box.getAttribute("aria-expanded"), { timeout: WAIT_MS }).toBe("false");
+}
+
 /** The date (YYYY-MM-DD) at `ms` where `zone`'s clock is, read independently of the dashboard's code. */
 export function localDay(zone: string, ms = Date.now()): string {
   return new Intl.DateTimeFormat("en-CA", { timeZone: zone, year: "numeric", month: "2-digit", day: "2-digit" }).format(

@@ -1,15 +1,17 @@
 import { keepPreviousData, useQuery } from "@tanstack/react-query";
 import { getRouteApi, Link, useNavigate } from "@tanstack/react-router";
-import { type FormEvent, useEffect, useState } from "react";
+import { type FormEvent, useEffect, useMemo, useState } from "react";
 import { useAccountTimeZone } from "../../account-time-zone";
 import { api, unwrap } from "../../api/client";
 import { type Column, DataTable } from "../../components/DataTable";
 import { Field, fieldError } from "../../components/Field";
 import { Pager } from "../../components/Pager";
+import { SearchPicker } from "../../components/SearchPicker";
 import { ErrorState, Loading } from "../../components/states";
 import { saveFile } from "../../csv";
 import { formatDateTime, formatInteger } from "../../format";
 import { useCan } from "../../permissions";
+import { catalogPicker } from "../catalog/picker-sources";
 import { ConversionValue } from "./ConversionValue";
 import { conversionsCsv, EXPORT_MAX_ROWS, exportConversions } from "./export-csv";
 import { StatusBadge } from "./StatusBadge";
@@ -216,7 +218,9 @@ function Filters({
     status: statusList(search.status),
   });
   const [values, setValues] = useState<FilterValues>(fromUrl);
-  const sources = useTrafficSources();
+  // The sources are found by typing (the catalog's search), for whoever may read the catalog.
+  const canReadCatalog = useCan()("catalog.read");
+  const sources = useMemo(() => catalogPicker("traffic-sources"), []);
   const [problem, setProblem] = useState<string | null>(null);
   // biome-ignore lint/correctness/useExhaustiveDependencies: the URL's filters are the truth; the form follows them
   useEffect(
@@ -294,19 +298,15 @@ function Filters({
           />
         )}
       </Field>
-      {sources.data && (
-        <Field label="Traffic source" error={apiError("trafficSourceId")}>
-          {(props) => (
-            <select {...props} value={values.source} onChange={set("source")}>
-              <option value="">Any source</option>
-              {sources.data.map((source) => (
-                <option key={source.id} value={String(source.id)}>
-                  {source.name}
-                </option>
-              ))}
-            </select>
-          )}
-        </Field>
+      {canReadCatalog && (
+        <SearchPicker
+          label="Traffic source"
+          source={sources}
+          value={values.source === "" ? undefined : Number(values.source)}
+          onChange={(id) => setValues((v) => ({ ...v, source: id === undefined ? "" : String(id) }))}
+          none="Any source"
+          error={apiError("trafficSourceId")}
+        />
       )}
       <fieldset className="status-filter" aria-describedby="status-filter-hint">
         <legend>Status</legend>
@@ -355,23 +355,6 @@ function Filters({
       )}
     </form>
   );
-}
-
-/**
- * The traffic sources to filter by, where the person may read the catalog (the first 500 by
- * name: a tenant's sources are few, unlike its links and trackers).
- */
-function useTrafficSources() {
-  const can = useCan();
-  return useQuery({
-    queryKey: ["traffic-sources", "filter"],
-    queryFn: async () => {
-      const answer = await unwrap(api.GET("/api/v1/traffic-sources", { params: { query: { limit: 500 } } }));
-      return [...answer.data].sort((a, b) => a.name.localeCompare(b.name));
-    },
-    enabled: can("catalog.read"),
-    staleTime: 60_000,
-  });
 }
 
 /** Downloads the filtered list as CSV, page by page, with its progress (export-csv.ts). */
