@@ -338,7 +338,12 @@ describe("item 11: the link generator answers a new tracker's name as it will be
       expect(tracker.name).not.toBe(typed);
       // Following the link stores the tracker: under exactly the name answered.
       const parsed = new URL(url);
-      const go = await strict.call({ method: "GET", url: `${parsed.pathname}${parsed.search}` });
+      // A browser's user agent: the test client's own is a bot's, and bots create no trackers.
+      const go = await strict.call({
+        method: "GET",
+        url: `${parsed.pathname}${parsed.search}`,
+        headers: { "user-agent": "Mozilla/5.0 (X11; Linux x86_64) AppleWebKit/537.36 Chrome/126.0 Safari/537.36" },
+      });
       expect(go.statusCode, go.body).toBe(302);
       await strict.ctx.tracking.clicks.flush();
       const rows = await strict.ctx.db.query<{ name: string }>(

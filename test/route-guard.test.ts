@@ -195,10 +195,8 @@ describe("every /api/v1 operation", { timeout: 120_000 }, () => {
     });
     const hook = await createHook(t, owner, { url: "http://127.0.0.1:9/hook?c={conversionId}" });
     await setPostback(t, owner, cat.trafficSourceId, "zid", { url: "http://127.0.0.1:9/pb?c={conversionId}" });
-    const conversionId = await convert(t, owner, {
-      type: "Signup",
-      clickId: await clickOn(t, cat, cat.trafficSourceId, "?zid=z-1"),
-    });
+    const clickId = await clickOn(t, cat, cat.trafficSourceId, "?zid=z-1");
+    const conversionId = await convert(t, owner, { type: "Signup", clickId });
     const [event] = await listEvents(t, owner);
     const [postback] = await postbacksOf(t, owner, cat.trafficSourceId);
     const notification = await t.call({
@@ -240,6 +238,7 @@ describe("every /api/v1 operation", { timeout: 120_000 }, () => {
       "brand-link": cat.linkId,
       "traffic-source": cat.trafficSourceId,
       conversions: conversionId,
+      clicks: clickId,
       settings: hook.id,
       events: event?.id,
       postbacks: postback?.id,
