@@ -11,5 +11,5 @@ export function useUrlForm<V extends object>(fromUrl: () => V, address: string) 
   useEffect(() => setValues(fromUrl()), [address]);
   const set = (key: keyof V) => (event: { target: { value: string } }) =>
     setValues((v) => ({ ...v, [key]: event.target.value }));
-  return { values, set };
+  return { values, setValues, set };
 }

@@ -1,6 +1,6 @@
 import { keepPreviousData, useQuery } from "@tanstack/react-query";
 import { getRouteApi, Link, useNavigate } from "@tanstack/react-router";
-import { type FormEvent, useEffect, useMemo, useState } from "react";
+import { type FormEvent, useMemo, useState } from "react";
 import { useAccountTimeZone } from "../../account-time-zone";
 import { api, unwrap } from "../../api/client";
 import { type Column, DataTable } from "../../components/DataTable";
@@ -8,6 +8,7 @@ import { Field, fieldError } from "../../components/Field";
 import { Pager } from "../../components/Pager";
 import { SearchPicker } from "../../components/SearchPicker";
 import { ErrorState, Loading } from "../../components/states";
+import { useUrlForm } from "../../components/useUrlForm";
 import { saveFile } from "../../csv";
 import { formatDateTime, formatInteger } from "../../format";
 import { useCan } from "../../permissions";
@@ -217,18 +218,11 @@ function Filters({
     source: search.source ? String(search.source) : "",
     status: statusList(search.status),
   });
-  const [values, setValues] = useState<FilterValues>(fromUrl);
+  const { values, setValues, set } = useUrlForm<FilterValues>(fromUrl, JSON.stringify(search));
   // The sources are found by typing (the catalog's search), for whoever may read the catalog.
   const canReadCatalog = useCan()("catalog.read");
   const sources = useMemo(() => catalogPicker("traffic-sources"), []);
   const [problem, setProblem] = useState<string | null>(null);
-  // biome-ignore lint/correctness/useExhaustiveDependencies: the URL's filters are the truth; the form follows them
-  useEffect(
-    () => setValues(fromUrl()),
-    [search.from, search.to, search.type, search.clickId, search.externalId, search.source, search.status],
-  );
-  const set = (key: Exclude<keyof FilterValues, "status">) => (e: { target: { value: string } }) =>
-    setValues((v) => ({ ...v, [key]: e.target.value }));
 
   function apply(event: FormEvent) {
     event.preventDefault();
