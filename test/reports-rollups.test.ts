@@ -2,10 +2,11 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { generateTraffic } from "../src/features/demo/traffic.js";
 import { foldRollupBlocks } from "../src/features/reports/blocks.js";
 import { findReport } from "../src/features/reports/index.js";
-import { chooseRollup, ROLLUP_SOURCES, readBlockState, windowPieces } from "../src/features/reports/sources.js";
+import { chooseRollup, findRollup, ROLLUP_SOURCES, readBlockState, windowPieces } from "../src/features/reports/sources.js";
 import { type Click, readConversion, recordConversions, writeClicks } from "../src/features/tracking/index.js";
 import {
   COARSE_ROLLUPS,
+  DAILY_DIMENSIONS,
   DAY_ROWS,
   EPOCH_DAYS,
   REPORT_MEASURES,
@@ -209,19 +210,24 @@ describe("coarser rollups", () => {
       // The blocks are written by the job, through the day before NOW.
       const fold = await foldRollupBlocks(t.testDb.db, NOW);
       expect(fold.foldedThrough).toBe(day(1));
+      // device_rollups' facts are no keys of daily_rollups: summed over them (and checked against
+      // the raw events below).
+      const shared = rollup.keys.filter((k) => DAILY_DIMENSIONS.includes(k));
       for (const tenant of [who, other]) {
-        const keys = [...(rollup.spanned ? ["span"] : []), "day", ...rollup.keys];
+        const keys = [...(rollup.spanned ? ["span"] : []), "day", ...shared];
         const select = keys.map((k) => `${k}::text as ${k}`).join(", ");
         const actual = await rowsOf(
-          `select ${select}, ${measuresText(false, rollup.spanned ? "stored" : "none")}
-             from ${rollup.table} where tenant_id = $1`,
+          shared.length === rollup.keys.length
+            ? `select ${select}, ${measuresText(false, rollup.spanned ? "stored" : "none")}
+             from ${rollup.table} where tenant_id = $1`
+            : `select ${select}, ${measuresText(true)} from ${rollup.table} where tenant_id = $1 group by ${keys.join(", ")}`,
           [tenant.tenantId],
           keys,
         );
         // The same sums made here from daily_rollups: days, and blocks by their first day.
         const expected = await rowsOf(
           rollup.spanned
-            ? blocksFromDays(rollup.keys)
+            ? blocksFromDays(shared)
             : `select ${select}, ${measuresText(true)} from daily_rollups where tenant_id = $1 group by ${keys.join(", ")}`,
           rollup.spanned ? [tenant.tenantId, [...ROLLUP_SPANS], day(1)] : [tenant.tenantId],
           keys,
@@ -231,6 +237,35 @@ describe("coarser rollups", () => {
       }
     });
   }
+
+  it("device_rollups equals the raw clicks and conversions counted by their device, OS and browser", async () => {
+    const keys = ["day", "device", "os", "browser"];
+    const actual = await t.testDb.db.query<Record<string, string>>(
+      `select day::text as day, device, os, browser, sum(clicks)::text as clicks, sum(bot_clicks)::text as bots,
+              sum(ftd_count + signup_count + deposit_count)::text as conversions
+         from device_rollups where tenant_id = $1 group by 1, 2, 3, 4
+       having sum(clicks) + sum(bot_clicks) + sum(ftd_count + signup_count + deposit_count) > 0 order by 1, 2, 3, 4`,
+      [who.tenantId],
+    );
+    const expected = await t.testDb.db.query<Record<string, string>>(
+      `select day::text as day, device, os, browser, sum(clicks)::text as clicks, sum(bots)::text as bots,
+              sum(conversions)::text as conversions
+         from (select (at at time zone 'UTC')::date as day, coalesce(device, '') as device, coalesce(os, '') as os,
+                      coalesce(browser, '') as browser, (bot_reason is null)::int as clicks,
+                      (bot_reason is not null)::int as bots, 0 as conversions
+                 from clicks where tenant_id = $1
+               union all
+               select (occurred_at at time zone 'UTC')::date, coalesce(device, ''), coalesce(os, ''),
+                      coalesce(browser, ''), 0, 0, (type in ('Signup', 'FirstTimeDeposit', 'Deposit'))::int
+                 from conversions where tenant_id = $1 and status in ('pending', 'approved')) e
+        group by 1, 2, 3, 4 having sum(clicks) + sum(bots) + sum(conversions) > 0 order by 1, 2, 3, 4`,
+      [who.tenantId],
+    );
+    // The demo's agents: a phone, a desktop, and the unknown of conversions without a click.
+    expect(new Set(actual.map((r) => r.device))).toEqual(new Set(["mobile", "desktop", ""]));
+    expect(actual.map((r) => keys.map((k) => r[k]).join("|")).length).toBeGreaterThan(100);
+    expect(actual).toEqual(expected);
+  });
 });
 
 describe("rollup choice", () => {
@@ -244,10 +279,15 @@ describe("rollup choice", () => {
     expect(table(["account_id", "brand_id"])).toBe("daily_rollups");
     expect(table(["link_id"])).toBe("daily_rollups");
     expect(table(["tracker_id", "country"])).toBe("daily_rollups");
+    expect(table(["device"])).toBe("device_rollups");
+    expect(table(["os", "browser", "traffic_source_id", "brand_id"])).toBe("device_rollups");
+    expect(findRollup(["device", "account_id"])).toBeUndefined();
+    expect(findRollup(["parameter_a"])).toBeUndefined();
     expect(ROLLUP_SOURCES.map((s) => s.table)).toEqual([
       "brand_rollups",
       "account_rollups",
       "account_source_rollups",
+      "device_rollups",
       "daily_rollups",
     ]);
   });
@@ -284,6 +324,8 @@ describe("rollup choice", () => {
       ["performance", { ...window, fields: "account,country" }, "daily_rollups"],
       ["performance", { ...window, fields: "brand", accountId: 1 }, "daily_rollups"],
       ["performance", { ...window, fields: "tracker" }, "daily_rollups"],
+      ["performance", { ...window, fields: "device,os,browser" }, "device_rollups"],
+      ["performance", { ...window, fields: "date,device,brand", trafficSourceId: 1 }, "device_rollups"],
       ["account-metrics", { sortBy: "-clicks", comparisonFrom: day(60), comparisonTo: day(31) }, "account_rollups"],
       ["account-metrics", {}, "account_rollups"],
       ["link-metrics", { sortBy: "+ftd" }, "daily_rollups"],
@@ -291,6 +333,10 @@ describe("rollup choice", () => {
     for (const [report, params, table] of cases) {
       expect(await tablesRead(report, params), `${report} ${JSON.stringify(params)}`).toEqual([table]);
     }
+    // No rollup keys a sub-id, nor the device beside an account: the raw events, no rollup.
+    const week = { conversionDateFrom: day(6), conversionDateTo: day(0) };
+    expect(await tablesRead("performance", { ...week, fields: "parameterA" })).toEqual([]);
+    expect(await tablesRead("performance", { ...week, fields: "device,account" })).toEqual([]);
   });
 });
 

@@ -1,2 +1,2 @@
-export { agentCache } from "./agent.js";
+export { agentCache, agentFacts } from "./agent.js";
 export { type BotReason, clickFacts, loadClickFacts } from "./facts.js";

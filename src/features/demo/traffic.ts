@@ -2,6 +2,7 @@ import type { Db, Queryable } from "../../platform/db/index.js";
 import { newId } from "../../platform/ids.js";
 import { seededRandom } from "../../platform/seeded-random.js";
 import { createItem, RESOURCE_BY_TABLE } from "../catalog/index.js";
+import { agentFacts } from "../click-facts/index.js";
 import { type Click, type ConversionInput, readConversion, recordConversions, writeClicks } from "../tracking/index.js";
 
 export interface TrafficOptions {
@@ -45,6 +46,8 @@ const PROGRAMS = ["Star Partners", "Rush Affiliates", "Velvet Network"];
 const SOURCES = ["Google Ads", "Meta Ads", "Microsoft Ads", "Outbrain", "SEO blog"];
 const TRACKERS = ["spring-promo", "newsletter", "homepage-banner", "review-page", "top-list", "retargeting"];
 const COUNTRIES = ["GB", "DE", "CA", "SE", "NO", "FI", "IE", "NZ", "", ""];
+const NO_HINTS = { brands: null, mobile: null, platform: null };
+
 const AGENTS = [
   "Mozilla/5.0 (Windows NT 10.0; Win64; x64) AppleWebKit/537.36 (KHTML, like Gecko) Chrome/130.0 Safari/537.36",
   "Mozilla/5.0 (iPhone; CPU iPhone OS 18_1 like Mac OS X) AppleWebKit/605.1.15 (KHTML, like Gecko) Version/18.1 Mobile/15E148 Safari/604.1",
@@ -299,7 +302,7 @@ export async function generateTraffic(db: Db, tenantId: string, options: Traffic
       const link = pick(catalog.links);
       const sourceIndex = Math.floor(rand() * catalog.sources.length);
       const roll = rand();
-      batch.push({
+      const click: Click = {
         id: newId("clk"),
         tenantId,
         // Later days get more traffic: a growing account, and recent reports are the busy ones.
@@ -320,7 +323,10 @@ export async function generateTraffic(db: Db, tenantId: string, options: Traffic
         ip: `10.${Math.floor(rand() * 8)}.${Math.floor(rand() * 256)}.${Math.floor(rand() * 256)}`,
         country: pick(COUNTRIES) || null,
         referrer: rand() < 0.4 ? "https://www.google.com/" : null,
-      });
+      };
+      // The facts the click route finds in the agent (sent without client hints).
+      const facts = agentFacts(click.userAgent, NO_HINTS);
+      batch.push({ ...click, device: facts.device, os: facts.os, browser: facts.browser });
     }
     const inputs = batch.flatMap((click) =>
       conversionsOf(rand, click, options.now, signupRate, options.currencies ?? BRAND_CURRENCIES),

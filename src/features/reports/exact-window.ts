@@ -104,13 +104,16 @@ const MEASURE_TYPES: Record<(typeof REPORT_MEASURES)[number], string | null> = {
 /** The measures conversions carry: all but the clicks'. */
 const CONVERSION_MEASURES: ReadonlySet<string> = new Set(REPORT_MEASURES.filter((m) => MEASURE_TYPES[m] !== null));
 
+/** The dimensions held as text ('' for none); the others are ids (0 for none). Clicks and conversions have each. */
+const TEXT_DIMENSIONS: ReadonlySet<string> = new Set(["country", "device", "os", "browser", "parameter_a", "parameter_b"]);
+
 /**
  * A raw event's dimension as the rollups key it: 0 and '' for none. Every expression has the
  * rollup column's exact type, so the planner can push the report's filters into each branch of
  * the union (it does not through a column whose types differ between branches).
  */
 function dimension(kind: "clicks" | "conversions", column: string): string {
-  if (column === "country") return "coalesce(e.country, '')";
+  if (TEXT_DIMENSIONS.has(column)) return `coalesce(e.${column}, '')`;
   // The currency of an amount, as the conversion writer keys it: none for clicks and for
   // conversions without a value.
   if (column === "currency")
@@ -167,7 +170,12 @@ function addExactWindow(
   local: LocalTime | undefined,
   statuses: readonly ConversionStatus[] | undefined,
 ): WindowRows {
-  const split = local === undefined ? splitWindow(window, now) : splitLocal(window, now);
+  // The raw events as the source: the whole window from them (its start checked to be kept).
+  const split: WindowSplit = source.raw
+    ? { days: null, raw: [{ from: window.from, to: window.to, open: false }] }
+    : local === undefined
+      ? splitWindow(window, now)
+      : splitLocal(window, now);
   if (split.raw.length === 0 && split.days !== null && local === undefined && statuses === undefined)
     return addWindow(filter, source, split.days, byDay, state);
   const param = (value: unknown) => {

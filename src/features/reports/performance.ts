@@ -3,7 +3,7 @@ import { Conditions } from "../../platform/db/paging.js";
 import { ApiError } from "../../platform/http/errors.js";
 import { offsetAt } from "../../platform/time-zone.js";
 import type { CONVERSION_TYPES } from "../tracking/index.js";
-import { DAY_ROWS } from "../tracking/index.js";
+import { COUNTED_STATUSES, DAY_ROWS } from "../tracking/index.js";
 import { type LocalTime, type SelectedWindow, selectWindow } from "./exact-window.js";
 import {
   planConversion,
@@ -25,7 +25,8 @@ import {
   readSort,
   TIME_ZONE_PARAM,
 } from "./params.js";
-import { chooseRollup, NO_BLOCKS, readBlockState, type WindowRows } from "./sources.js";
+import { checkRawWindow, RAW_EVENTS, RAW_WINDOW_DAYS } from "./raw-source.js";
+import { findRollup, NO_BLOCKS, readBlockState, type WindowRows } from "./sources.js";
 import { AS_IS, findStat, isMoney, MEASURES, STATS, type StatDef, SUMMED, statColumns } from "./stats.js";
 import { readStatusFilter, statusParam } from "./status.js";
 
@@ -91,6 +92,27 @@ export const FIELDS: FieldDef[] = [
     entity: { table: "trackers" },
   },
   { name: "country", description: "Country code of the click, null when unknown", group: "nullif(m.country, '')" },
+  {
+    name: "device",
+    description: "Device type of the click (mobile, tablet, desktop, tv, ...), null when unknown",
+    group: "nullif(m.device, '')",
+  },
+  { name: "os", description: "OS family of the click (Android, iOS, Windows, ...), null when unknown", group: "nullif(m.os, '')" },
+  {
+    name: "browser",
+    description: "Browser family of the click (Chrome, Safari, ...), null when unknown",
+    group: "nullif(m.browser, '')",
+  },
+  {
+    name: "parameterA",
+    description: `Sub-id pa of the click URL, null when absent; read from the raw events (a window of at most ${RAW_WINDOW_DAYS} days)`,
+    group: "nullif(m.parameter_a, '')",
+  },
+  {
+    name: "parameterB",
+    description: `Sub-id pb of the click URL, null when absent; read from the raw events (a window of at most ${RAW_WINDOW_DAYS} days)`,
+    group: "nullif(m.parameter_b, '')",
+  },
   {
     name: "conversionType",
     description: "Conversion type; clicks are reported on rows whose conversionType is null",
@@ -183,7 +205,15 @@ const RAW_COLUMN: Record<string, string> = {
   trafficSource: "traffic_source_id",
   tracker: "tracker_id",
   country: "country",
+  device: "device",
+  os: "os",
+  browser: "browser",
+  parameterA: "parameter_a",
+  parameterB: "parameter_b",
 };
+
+/** Fields whose group is text, null where the event has none ('' in the rows): matched with coalesce. */
+const TEXT_FIELDS: ReadonlySet<string> = new Set(["country", "device", "os", "browser", "parameterA", "parameterB"]);
 
 /** The row column a field groups on: a time field's local one when it reads local time (localFields). */
 function rawColumnOf(field: FieldDef): string | undefined {
@@ -415,9 +445,9 @@ function pagedSql(
   const narrow = fields.flatMap((f, i) =>
     MANY.has(f.name) ? [`m.${RAW_COLUMN[f.name]} = any(array(select p.f${i} from p))`] : [],
   );
-  // Group values are never null but the country's ('' is shown as null).
+  // Group values are never null but the text fields' ('' is shown as null).
   const same = fields.map((f, i) =>
-    f.name === "country" ? `coalesce(a.f${i}, '') = coalesce(p.f${i}, '')` : `a.f${i} = p.f${i}`,
+    TEXT_FIELDS.has(f.name) ? `coalesce(a.f${i}, '') = coalesce(p.f${i}, '')` : `a.f${i} = p.f${i}`,
   );
   const [offset, limit] = page;
   let cut = "";
@@ -496,14 +526,21 @@ export async function runPerformance(
     }),
   );
   for (const [param, column] of Object.entries(FILTER_COLUMNS)) if (params[param] !== undefined) columns.add(column);
-  const rollup = chooseRollup(columns);
+  // None has them (a sub-id; the device beside an account, link, tracker or country): the raw
+  // events, over a bounded window.
+  const rollup = findRollup(columns) ?? RAW_EVENTS;
+  if (rollup.raw) {
+    const why = picked.filter((f) => RAW_COLUMN[f.name] !== undefined && !TIME_FIELDS.has(f.name)).map((f) => f.name);
+    checkRawWindow("conversionDateFrom", window, now, why);
+  }
   const conversion = await planConversion(
     db,
     tenantId,
     currency,
     stats.some(isMoney) ? [window] : [],
     rollup,
-    status.raw,
+    // The raw events' conversions are those of the counted statuses unless a filter says others.
+    status.raw ?? (rollup.raw ? COUNTED_STATUSES : undefined),
   );
   const byDay = fields.some((f) => TIME_FIELDS.has(f.name));
   const blockState = rollup.spanned && !byDay ? await readBlockState(db, tenantId, rollup.table) : NO_BLOCKS;

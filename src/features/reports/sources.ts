@@ -17,6 +17,8 @@ export interface RollupSource {
   columns: ReadonlySet<string>;
   /** Holds blocks of days (span > 1) besides single days (span 1). */
   spanned: boolean;
+  /** Not a rollup: the raw clicks and conversions of the window (raw-source.ts). */
+  raw?: boolean;
 }
 
 const DAILY: RollupSource = {
@@ -27,19 +29,23 @@ const DAILY: RollupSource = {
 
 /**
  * Every rollup, smallest first: brand_rollups (brand x program x source x country a day: a few
- * thousand rows a day however many accounts), account_rollups, account_source_rollups, and
- * daily_rollups, which has every dimension.
+ * thousand rows a day however many accounts), account_rollups, account_source_rollups,
+ * device_rollups (brand x program x source x device type x OS x browser), and daily_rollups, which
+ * has every catalog dimension but none of the click's device facts.
  */
 export const ROLLUP_SOURCES: readonly RollupSource[] = [
   ...COARSE_ROLLUPS.map((r) => ({ table: r.table, columns: new Set(r.keys), spanned: r.spanned })),
   DAILY,
 ];
 
-/** The smallest rollup that has every one of `columns`. */
-export function chooseRollup(columns: Iterable<string>): RollupSource {
+/** The smallest rollup that has every one of `columns`, if any. */
+export function findRollup(columns: Iterable<string>): RollupSource | undefined {
   const wanted = [...columns];
-  return ROLLUP_SOURCES.find((s) => wanted.every((c) => s.columns.has(c))) ?? DAILY;
+  return ROLLUP_SOURCES.find((s) => wanted.every((c) => s.columns.has(c)));
 }
+
+/** The smallest rollup that has every one of `columns` (daily_rollups has every catalog dimension). */
+export const chooseRollup = (columns: Iterable<string>): RollupSource => findRollup(columns) ?? DAILY;
 
 const LONGEST_FIRST = [...ROLLUP_SPANS].sort((a, b) => b - a);
 

@@ -221,20 +221,24 @@ written as (
   from marked
   on conflict (id) do nothing
   returning tenant_id, at, account_id, link_id, brand_id, program_id, traffic_source_id, tracker_id, country, is_unique,
-    bot_reason
+    bot_reason, device, os, browser
 ),
 clicked as (
   select tenant_id, (at at time zone 'UTC')::date as day, account_id, link_id, brand_id, program_id, traffic_source_id,
     coalesce(tracker_id, 0) as tracker_id, coalesce(country, '') as country, ''::text as currency,
+    coalesce(device, '') as device, coalesce(os, '') as os, coalesce(browser, '') as browser,
     count(*) filter (where bot_reason is null) as clicks, count(*) filter (where is_unique) as unique_clicks,
     count(*) filter (where bot_reason is not null) as bot_clicks
   from written
-  group by 1, 2, 3, 4, 5, 6, 7, 8, 9
+  group by 1, 2, 3, 4, 5, 6, 7, 8, 9, 11, 12, 13
 ),
 rollups as (
   insert into daily_rollups (tenant_id, day, account_id, link_id, brand_id, program_id, traffic_source_id,
     tracker_id, country, currency, clicks, unique_clicks, bot_clicks)
-  select * from clicked
+  select tenant_id, day, account_id, link_id, brand_id, program_id, traffic_source_id, tracker_id, country, currency,
+    sum(clicks), sum(unique_clicks), sum(bot_clicks)
+  from clicked
+  group by 1, 2, 3, 4, 5, 6, 7, 8, 9, 10
   order by 1, 2, 3, 4, 5, 6, 7, 8, 9
   on conflict (tenant_id, day, account_id, link_id, brand_id, program_id, traffic_source_id, tracker_id, country,
     currency)

@@ -21,7 +21,7 @@ const DEFAULT_CURRENCY = prepared("conversions.default-currency", "select defaul
 const LOAD_CLICKS = prepared(
   "conversions.clicks",
   `select id, account_id, brand_id, program_id, link_id, traffic_source_id, tracker_id, country,
-            gclid, fbclid, msclkid, obclid
+            gclid, fbclid, msclkid, obclid, device, os, browser, parameter_a, parameter_b
        from clicks where tenant_id = $1 and id = any($2::text[])`,
 );
 
@@ -29,16 +29,19 @@ const INSERT_CONVERSIONS = prepared(
   "conversions.insert",
   `insert into conversions (id, tenant_id, type, event_name, value, currency, click_id, external_id, attributed,
        attribution_source, account_id, brand_id, program_id, link_id, traffic_source_id, tracker_id, country,
-       occurred_at, recorded_at, status, recorded_via, recorded_by)
+       occurred_at, recorded_at, status, recorded_via, recorded_by, device, os, browser, parameter_a, parameter_b)
      select c.id, $1, c.type, c.event_name, c.value, c.currency, c.click_id, c.external_id, c.attributed,
             c.attribution_source, c.account_id, c.brand_id, c.program_id, c.link_id, c.traffic_source_id,
-            c.tracker_id, c.country, c.occurred_at, $2, c.status, c.recorded_via, c.recorded_by::jsonb
+            c.tracker_id, c.country, c.occurred_at, $2, c.status, c.recorded_via, c.recorded_by::jsonb,
+            c.device, c.os, c.browser, c.parameter_a, c.parameter_b
        from unnest($3::text[], $4::text[], $5::text[], $6::numeric[], $7::text[], $8::text[], $9::text[],
                    $10::boolean[], $11::text[], $12::bigint[], $13::bigint[], $14::bigint[], $15::bigint[],
-                   $16::bigint[], $17::bigint[], $18::text[], $19::timestamptz[], $20::text[], $21::text[], $22::text[])
+                   $16::bigint[], $17::bigint[], $18::text[], $19::timestamptz[], $20::text[], $21::text[], $22::text[],
+                   $23::text[], $24::text[], $25::text[], $26::text[], $27::text[])
             with ordinality as c (id, type, event_name, value, currency, click_id, external_id, attributed,
                                   attribution_source, account_id, brand_id, program_id, link_id, traffic_source_id,
-                                  tracker_id, country, occurred_at, status, recorded_via, recorded_by, n)
+                                  tracker_id, country, occurred_at, status, recorded_via, recorded_by, device, os,
+                                  browser, parameter_a, parameter_b, n)
       order by c.n
      on conflict (tenant_id, external_id) where external_id is not null do nothing
      returning ${CONVERSION_COLUMNS}`,
@@ -75,6 +78,11 @@ interface ClickRow {
   fbclid: string | null;
   msclkid: string | null;
   obclid: string | null;
+  device: string | null;
+  os: string | null;
+  browser: string | null;
+  parameter_a: string | null;
+  parameter_b: string | null;
 }
 
 async function tenantDefaultCurrency(db: Queryable, tenantId: string): Promise<string> {
@@ -141,6 +149,12 @@ function insertConversions(
     col((r) => r.item.status ?? DEFAULT_STATUS),
     col((r) => r.origin.source),
     col((r) => (r.origin.by.type === "postback" ? null : JSON.stringify(r.origin.by))),
+    // The click's facts and sub-ids, which the reports break conversions down by.
+    col((r) => r.click?.device ?? null),
+    col((r) => r.click?.os ?? null),
+    col((r) => r.click?.browser ?? null),
+    col((r) => r.click?.parameter_a ?? null),
+    col((r) => r.click?.parameter_b ?? null),
   ]);
 }
 

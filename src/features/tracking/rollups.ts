@@ -12,6 +12,10 @@ export interface RollupKey {
   trafficSourceId: number;
   trackerId: number;
   country: string;
+  /** The click's device type, OS and browser families ('' unknown): device_rollups' keys, not daily_rollups'. */
+  device: string;
+  os: string;
+  browser: string;
   /** The amount's ISO 4217 currency; '' on rows of clicks and of conversions without a value. */
   currency: string;
 }
@@ -43,9 +47,12 @@ const KEY_COLUMNS = [
 ];
 /** daily_rollups' dimensions: its key after the tenant and the day. */
 export const DAILY_DIMENSIONS: readonly string[] = KEY_COLUMNS.slice(2);
+/** Keys of a coarse rollup that daily_rollups does not have: the click's facts (device_rollups). */
+const FACT_COLUMNS = ["device", "os", "browser"];
 const COUNT_COLUMNS = ["clicks", "unique_clicks", ...TYPE_COLUMNS.map((c) => `${c}_count`)];
 const AMOUNT_COLUMNS = TYPE_COLUMNS.map((c) => `${c}_amount`);
-const ALL_COLUMNS = [...KEY_COLUMNS, ...COUNT_COLUMNS, ...AMOUNT_COLUMNS];
+const DAILY_COLUMNS = [...KEY_COLUMNS, ...COUNT_COLUMNS, ...AMOUNT_COLUMNS];
+const ALL_COLUMNS = [...DAILY_COLUMNS, ...FACT_COLUMNS];
 const ARRAY_TYPES = [
   "text[]",
   "date[]",
@@ -55,6 +62,7 @@ const ARRAY_TYPES = [
   "text[]",
   ...COUNT_COLUMNS.map(() => "bigint[]"),
   ...AMOUNT_COLUMNS.map(() => "numeric[]"),
+  ...FACT_COLUMNS.map(() => "text[]"),
 ];
 
 /**
@@ -121,6 +129,12 @@ export const COARSE_ROLLUPS: readonly CoarseRollup[] = [
     keys: ["account_id", "traffic_source_id", "program_id", "currency"],
     spanned: true,
   },
+  // The click's facts (migration 0025): the device, OS and browser breakdowns read it.
+  {
+    table: "device_rollups",
+    keys: ["brand_id", "program_id", "traffic_source_id", "device", "os", "browser", "currency"],
+    spanned: false,
+  },
 ];
 
 /**
@@ -184,8 +198,10 @@ const UPSERT = prepared(
   select * from unnest(${ARRAY_TYPES.map((type, i) => `$${i + 1}::${type}`).join(", ")}) as r (${ALL_COLUMNS.join(", ")})
 ),
 daily as (
-  insert into daily_rollups as t (${ALL_COLUMNS.join(", ")})
-  select * from input
+  insert into daily_rollups as t (${DAILY_COLUMNS.join(", ")})
+  select ${KEY_COLUMNS.join(", ")}, ${[...COUNT_COLUMNS, ...AMOUNT_COLUMNS].map((c) => `sum(${c})`).join(", ")}
+  from input
+  group by ${KEY_COLUMNS.map((_, i) => i + 1).join(", ")}
   order by ${KEY_COLUMNS.map((_, i) => i + 1).join(", ")}
   on conflict (${KEY_COLUMNS.join(", ")}) do update set
   ${[...COUNT_COLUMNS, ...AMOUNT_COLUMNS].map((c) => `${c} = t.${c} + excluded.${c}`).join(",\n  ")}
@@ -223,6 +239,9 @@ function keyString(key: RollupKey): string {
     key.trackerId,
     key.country,
     key.currency,
+    key.device,
+    key.os,
+    key.browser,
   ].join("|");
 }
 
@@ -296,6 +315,9 @@ export class RollupBatch {
       rows.map((r) => r.delta.uniqueClicks),
       ...types.map((type) => rows.map((r) => r.delta.counts[type] ?? 0)),
       ...types.map((type) => rows.map((r) => r.delta.amounts[type] ?? "0")),
+      rows.map((r) => r.key.device),
+      rows.map((r) => r.key.os),
+      rows.map((r) => r.key.browser),
     ];
     await db.query(UPSERT, params);
     this.rows.clear();

@@ -46,6 +46,9 @@ export function rollupKeyOf(tenantId: string, row: ConversionRow): RollupKey {
     trafficSourceId: id(row.traffic_source_id),
     trackerId: id(row.tracker_id),
     country: row.country ?? "",
+    device: row.device ?? "",
+    os: row.os ?? "",
+    browser: row.browser ?? "",
     currency: row.value === null ? "" : (row.currency ?? ""),
   };
 }
