@@ -2,7 +2,13 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { generateTraffic } from "../src/features/demo/traffic.js";
 import { foldRollupBlocks } from "../src/features/reports/blocks.js";
 import { findReport } from "../src/features/reports/index.js";
-import { chooseRollup, findRollup, ROLLUP_SOURCES, readBlockState, windowPieces } from "../src/features/reports/sources.js";
+import {
+  chooseRollup,
+  findRollup,
+  ROLLUP_SOURCES,
+  readBlockState,
+  windowPieces,
+} from "../src/features/reports/sources.js";
 import { type Click, readConversion, recordConversions, writeClicks } from "../src/features/tracking/index.js";
 import {
   COARSE_ROLLUPS,

@@ -105,7 +105,14 @@ const MEASURE_TYPES: Record<(typeof REPORT_MEASURES)[number], string | null> = {
 const CONVERSION_MEASURES: ReadonlySet<string> = new Set(REPORT_MEASURES.filter((m) => MEASURE_TYPES[m] !== null));
 
 /** The dimensions held as text ('' for none); the others are ids (0 for none). Clicks and conversions have each. */
-const TEXT_DIMENSIONS: ReadonlySet<string> = new Set(["country", "device", "os", "browser", "parameter_a", "parameter_b"]);
+const TEXT_DIMENSIONS: ReadonlySet<string> = new Set([
+  "country",
+  "device",
+  "os",
+  "browser",
+  "parameter_a",
+  "parameter_b",
+]);
 
 /**
  * A raw event's dimension as the rollups key it: 0 and '' for none. Every expression has the

@@ -97,7 +97,11 @@ export const FIELDS: FieldDef[] = [
     description: "Device type of the click (mobile, tablet, desktop, tv, ...), null when unknown",
     group: "nullif(m.device, '')",
   },
-  { name: "os", description: "OS family of the click (Android, iOS, Windows, ...), null when unknown", group: "nullif(m.os, '')" },
+  {
+    name: "os",
+    description: "OS family of the click (Android, iOS, Windows, ...), null when unknown",
+    group: "nullif(m.os, '')",
+  },
   {
     name: "browser",
     description: "Browser family of the click (Chrome, Safari, ...), null when unknown",

@@ -55,7 +55,7 @@ export const REPORTS: ReportDefinition[] = [
     path: "/reports/events/performance",
     parameters: PERFORMANCE_PARAMS,
     fields: FIELDS.map(({ name, description }) => ({ name, description })),
-    visitorFields: ["tracker", "country"],
+    visitorFields: ["tracker", "country", "device", "os", "browser", "parameterA", "parameterB"],
     stats: describeStats(),
     run: (db, tenantId, params, now, limits = DEFAULT_REPORT_LIMITS) =>
       runPerformance(db, tenantId, params, now, limits),

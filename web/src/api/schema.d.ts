@@ -15278,7 +15278,7 @@ export interface paths {
                     conversionDateTo?: string;
                     /** @description ISO 4217 code the amounts are shown in, each converted at the rate of its event's UTC day; default the reportingCurrency setting */
                     currency?: string;
-                    /** @description Breakdowns, comma-separated: date, week, month, hour, brand, program, account, link, trafficSource, tracker, country, conversionType */
+                    /** @description Breakdowns, comma-separated: date, week, month, hour, brand, program, account, link, trafficSource, tracker, country, device, os, browser, parameterA, parameterB, conversionType */
                     fields?: string;
                     /** @description Rows, 1 to 999 (default 100) (default 100) */
                     limit?: number;

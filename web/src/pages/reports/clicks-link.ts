@@ -1,9 +1,10 @@
 /**
  * A report row's clicks: the click log narrowed to what the row is (its link, traffic source,
- * tracker or country, from the row or the report's filters) over the report's window, in the
+ * tracker, country or device type, from the row or the report's filters) over the report's window, in the
  * click log's address. The click log reads at most 31 days: a longer window keeps its last 31.
  */
 import { DAY_MS } from "../../dates.js";
+import { DEVICES, type Device } from "../logs/search.js";
 import type { ReportClock, ReportState } from "./report-state.js";
 import { windowQuery } from "./report-state.js";
 
@@ -17,6 +18,7 @@ export interface ClicksSearch {
   source?: number;
   tracker?: number;
   country?: string;
+  device?: Device;
 }
 
 const idIn = (value: unknown): number | undefined => {
@@ -38,6 +40,7 @@ export function clicksSearch(state: ReportState, at: ReportClock, row: Record<st
   // A row of one day narrows to that day.
   const date = typeof row.date === "string" && /^\d{4}-\d{2}-\d{2}$/.test(row.date) ? row.date : undefined;
   const country = typeof row.country === "string" && /^[A-Z]{2}$/.test(row.country) ? row.country : undefined;
+  const device = DEVICES.find((d) => d === row.device);
   const link = idIn(row.linkId) ?? state.filters.linkId;
   const source = idIn(row.trafficSourceId) ?? state.filters.trafficSourceId;
   const tracker = idIn(row.trackerId) ?? state.filters.trackerId;
@@ -47,5 +50,6 @@ export function clicksSearch(state: ReportState, at: ReportClock, row: Record<st
     ...(source ? { source } : {}),
     ...(tracker ? { tracker } : {}),
     ...(country ? { country } : {}),
+    ...(device ? { device } : {}),
   };
 }

@@ -14,8 +14,22 @@ export const FIELD_LABELS: Record<FieldName, string> = {
   trafficSource: "Traffic source",
   tracker: "Tracker",
   country: "Country",
+  device: "Device type",
+  os: "OS",
+  browser: "Browser",
+  parameterA: "Sub-id A (pa)",
+  parameterB: "Sub-id B (pb)",
   conversionType: "Conversion type",
 };
+
+/** Said beside a breakdown's name where it has a rule of its own. */
+export const FIELD_HINTS: Partial<Record<FieldName, string>> = {
+  parameterA: "windows up to 31 days",
+  parameterB: "windows up to 31 days",
+};
+
+/** What a missing value means in a breakdown by the click's facts (device, OS, browser, country). */
+const UNKNOWN_WHEN_MISSING: ReadonlySet<FieldName> = new Set(["country", "device", "os", "browser"]);
 
 /** The metrics' names, from the dashboard's one vocabulary. */
 export const STAT_LABELS: Record<StatName, string> = METRIC_LABELS;
@@ -68,6 +82,6 @@ export function formatField(field: FieldName, value: unknown): string {
   if (field === "conversionType" && typeof value === "string" && value !== "") return conversionTypeLabel(value);
   if (value !== null && value !== undefined && value !== "") return String(value);
   if (field === "conversionType") return "None (clicks)";
-  if (field === "country") return "Unknown";
+  if (UNKNOWN_WHEN_MISSING.has(field)) return "Unknown";
   return "None";
 }

@@ -19,6 +19,11 @@ export const FIELDS = [
   "trafficSource",
   "tracker",
   "country",
+  "device",
+  "os",
+  "browser",
+  "parameterA",
+  "parameterB",
   "conversionType",
 ] as const;
 export type FieldName = (typeof FIELDS)[number];
