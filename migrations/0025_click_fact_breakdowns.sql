@@ -2,7 +2,7 @@
 --
 -- A conversion keeps its click's device type, OS and browser families and sub-ids, copied when it
 -- is attributed (as its country is), so a report counts it under them without reading clicks.
--- Conversions recorded before this migration have none: they count as unknown.
+-- Conversions recorded before this migration take them from their click in 0026.
 alter table conversions add column device text;
 alter table conversions add column os text;
 alter table conversions add column browser text;
@@ -12,9 +12,8 @@ alter table conversions add column parameter_b text;
 -- Device type x OS x browser a day, per brand, program and traffic source: the device, OS and
 -- browser breakdowns (alone, together, with those three fields or filters) read it. Its families
 -- are a few dozen a day, so it stays about as small as brand_rollups. '' stands for unknown.
--- Rows summed before this migration count as unknown device, OS and browser (backfilled below from
--- daily_rollups, so a device report's totals are every other report's). All nodes must run the
--- code that writes device_rollups once this migration has run, as for 0016.
+-- Filled from the past in 0026. All nodes must run the code that writes device_rollups once this
+-- migration has run, as for 0016.
 create table device_rollups (
   tenant_id text not null references tenants (id) on delete cascade,
   day date not null,
@@ -42,17 +41,3 @@ create table device_rollups (
   primary key (tenant_id, day, brand_id, program_id, traffic_source_id, device, os, browser, currency)
 );
 
-lock table daily_rollups in share mode;
-
-insert into device_rollups (tenant_id, day, brand_id, program_id, traffic_source_id, device, os, browser, currency,
-  clicks, unique_clicks, bot_clicks, signup_count, ftd_count, qualifier_count, deposit_count, cpa_count, revshare_count,
-  flatfee_count, deposit_amount, cpa_amount, revshare_amount, flatfee_amount)
-select tenant_id, day, brand_id, program_id, traffic_source_id, '', '', '', currency, sum(clicks), sum(unique_clicks),
-  sum(bot_clicks), sum(signup_count), sum(ftd_count), sum(qualifier_count), sum(deposit_count), sum(cpa_count),
-  sum(revshare_count), sum(flatfee_count), sum(deposit_amount), sum(cpa_amount), sum(revshare_amount),
-  sum(flatfee_amount)
-from daily_rollups
-group by tenant_id, day, brand_id, program_id, traffic_source_id, currency
-order by 1, 2, 3, 4, 5, 9;
-
-analyze device_rollups;

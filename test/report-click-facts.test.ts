@@ -3,7 +3,8 @@ import { seedTenancy, startTestApp, type Tenancy, type TestApp } from "./helpers
 import { type CatalogFixture, createVia, seedCatalog } from "./helpers/catalog.js";
 
 // The performance report's breakdowns by a click's facts (device, os, browser: device_rollups) and
-// by its sub-ids (parameterA, parameterB: the raw events, a window of at most 31 days): clicks
+// by its sub-ids (parameterA, parameterB: the sub-id rollups; the raw events over at most 31 days
+// where no rollup answers): clicks
 // made through /go, conversions recorded on them and counted under their click's facts, bots
 // counted apart, the raw path equal to the rollups' where both answer, its window bound, and
 // tenants kept apart.
@@ -231,8 +232,8 @@ describe("breakdowns by sub-id", () => {
     expect(local.rows).toEqual([{ date: "2026-11-20", parameterA: "camp-1", clicks: 2 }]);
   });
 
-  it("refuse a window longer than 31 days or older than the raw events, naming conversionDateFrom", async () => {
-    const long = await report({ fields: "parameterA", conversionDateFrom: "2026-10-01" });
+  it("read from the raw events (both sub-ids, a device with a link) refuse a window longer than 31 days or older than they are kept", async () => {
+    const long = await report({ fields: "parameterA,parameterB", conversionDateFrom: "2026-10-01" });
     expect(long.status).toBe(400);
     expect(long.body).toContain("conversionDateFrom");
     expect(long.body).toContain("at most 31 days");
@@ -243,8 +244,9 @@ describe("breakdowns by sub-id", () => {
     });
     expect(old.status).toBe(400);
     expect(old.body).toContain("kept 120 days");
-    // The device alone reads its rollup: any window.
+    // The device or a sub-id alone reads its rollup: any window.
     expect((await report({ fields: "device", conversionDateFrom: "2025-11-21" })).status).toBe(200);
+    expect((await report({ fields: "date,parameterA", conversionDateFrom: "2025-11-21" })).status).toBe(200);
   });
 
   it("never show another tenant's events", async () => {

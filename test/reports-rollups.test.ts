@@ -244,6 +244,47 @@ describe("coarser rollups", () => {
     });
   }
 
+  it("sub_id_a_rollups equals the raw clicks and conversions counted by their click's pa", async () => {
+    const count = (table: string, at: string, what: string, where: string) =>
+      `select (${at} at time zone 'UTC')::date::text as day, coalesce(parameter_a, '') as value, ${what}
+         from ${table} where tenant_id = $1 ${where} group by 1, 2`;
+    const rollup = await t.testDb.db.query<Record<string, string>>(
+      `select day::text as day, parameter_a as value, sum(clicks)::int as clicks, sum(signup_count + ftd_count)::int as conversions
+         from sub_id_a_rollups where tenant_id = $1 group by 1, 2 having sum(clicks) + sum(signup_count + ftd_count) > 0 order by 1, 2`,
+      [who.tenantId],
+    );
+    const clicks = await t.testDb.db.query<Record<string, string>>(
+      count("clicks", "at", "count(*) filter (where bot_reason is null)::int as n", ""),
+      [who.tenantId],
+    );
+    const conversions = await t.testDb.db.query<Record<string, string>>(
+      count(
+        "conversions",
+        "occurred_at",
+        "count(*)::int as n",
+        "and status in ('pending', 'approved') and type in ('Signup', 'FirstTimeDeposit')",
+      ),
+      [who.tenantId],
+    );
+    const expected = new Map<string, { day: string; value: string; clicks: number; conversions: number }>();
+    for (const [rows, measure] of [
+      [clicks, "clicks"],
+      [conversions, "conversions"],
+    ] as const) {
+      for (const r of rows) {
+        const key = `${r.day}|${r.value}`;
+        const row = expected.get(key) ?? { day: String(r.day), value: String(r.value), clicks: 0, conversions: 0 };
+        row[measure] += Number(r.n);
+        expected.set(key, row);
+      }
+    }
+    const sorted = [...expected.values()]
+      .filter((r) => r.clicks + r.conversions > 0)
+      .sort((a, b) => (a.day + a.value < b.day + b.value ? -1 : 1));
+    expect(new Set(rollup.map((r) => r.value)).size).toBeGreaterThan(10);
+    expect(rollup).toEqual(sorted);
+  });
+
   it("device_rollups equals the raw clicks and conversions counted by their device, OS and browser", async () => {
     const keys = ["day", "device", "os", "browser"];
     const actual = await t.testDb.db.query<Record<string, string>>(
@@ -288,12 +329,17 @@ describe("rollup choice", () => {
     expect(table(["device"])).toBe("device_rollups");
     expect(table(["os", "browser", "traffic_source_id", "brand_id"])).toBe("device_rollups");
     expect(findRollup(["device", "account_id"])).toBeUndefined();
-    expect(findRollup(["parameter_a"])).toBeUndefined();
+    expect(table(["parameter_a", "traffic_source_id"])).toBe("sub_id_a_rollups");
+    expect(table(["parameter_b"])).toBe("sub_id_b_rollups");
+    expect(findRollup(["parameter_a", "parameter_b"])).toBeUndefined();
+    expect(findRollup(["parameter_a", "brand_id"])).toBeUndefined();
     expect(ROLLUP_SOURCES.map((s) => s.table)).toEqual([
       "brand_rollups",
       "account_rollups",
       "account_source_rollups",
       "device_rollups",
+      "sub_id_a_rollups",
+      "sub_id_b_rollups",
       "daily_rollups",
     ]);
   });
@@ -339,9 +385,10 @@ describe("rollup choice", () => {
     for (const [report, params, table] of cases) {
       expect(await tablesRead(report, params), `${report} ${JSON.stringify(params)}`).toEqual([table]);
     }
-    // No rollup keys a sub-id, nor the device beside an account: the raw events, no rollup.
+    // No rollup keys both sub-ids, nor the device beside an account: the raw events, no rollup.
     const week = { conversionDateFrom: day(6), conversionDateTo: day(0) };
-    expect(await tablesRead("performance", { ...week, fields: "parameterA" })).toEqual([]);
+    expect(await tablesRead("performance", { ...week, fields: "parameterA" })).toEqual(["sub_id_a_rollups"]);
+    expect(await tablesRead("performance", { ...week, fields: "parameterA,parameterB" })).toEqual([]);
     expect(await tablesRead("performance", { ...week, fields: "device,account" })).toEqual([]);
   });
 });

@@ -3,7 +3,7 @@ import { Conditions } from "../../platform/db/paging.js";
 import { ApiError } from "../../platform/http/errors.js";
 import { offsetAt } from "../../platform/time-zone.js";
 import type { CONVERSION_TYPES } from "../tracking/index.js";
-import { COUNTED_STATUSES, DAY_ROWS } from "../tracking/index.js";
+import { COUNTED_STATUSES, DAY_ROWS, SUB_ID_VALUES_PER_DAY } from "../tracking/index.js";
 import { type LocalTime, type SelectedWindow, selectWindow } from "./exact-window.js";
 import {
   planConversion,
@@ -25,7 +25,7 @@ import {
   readSort,
   TIME_ZONE_PARAM,
 } from "./params.js";
-import { checkRawWindow, RAW_EVENTS, RAW_WINDOW_DAYS } from "./raw-source.js";
+import { checkRawWindow, hasGaps, RAW_EVENTS, RAW_WINDOW_DAYS } from "./raw-source.js";
 import { findRollup, NO_BLOCKS, readBlockState, type WindowRows } from "./sources.js";
 import { AS_IS, findStat, isMoney, MEASURES, STATS, type StatDef, SUMMED, statColumns } from "./stats.js";
 import { readStatusFilter, statusParam } from "./status.js";
@@ -109,12 +109,12 @@ export const FIELDS: FieldDef[] = [
   },
   {
     name: "parameterA",
-    description: `Sub-id pa of the click URL, null when absent; read from the raw events (a window of at most ${RAW_WINDOW_DAYS} days)`,
+    description: `Sub-id pa of the click URL, null when absent (with another sub-id, an account, link, tracker or country: a window of at most ${RAW_WINDOW_DAYS} days)`,
     group: "nullif(m.parameter_a, '')",
   },
   {
     name: "parameterB",
-    description: `Sub-id pb of the click URL, null when absent; read from the raw events (a window of at most ${RAW_WINDOW_DAYS} days)`,
+    description: `Sub-id pb of the click URL, null when absent (with another sub-id, an account, link, tracker or country: a window of at most ${RAW_WINDOW_DAYS} days)`,
     group: "nullif(m.parameter_b, '')",
   },
   {
@@ -530,12 +530,21 @@ export async function runPerformance(
     }),
   );
   for (const [param, column] of Object.entries(FILTER_COLUMNS)) if (params[param] !== undefined) columns.add(column);
-  // None has them (a sub-id; the device beside an account, link, tracker or country): the raw
-  // events, over a bounded window.
-  const rollup = findRollup(columns) ?? RAW_EVENTS;
+  // None has them (both sub-ids; a device or sub-id beside an account, link, tracker or country),
+  // or the sub-id's left a value out of a day of the window: the raw events, over a bounded window.
+  const found = findRollup(columns);
+  const gaps = found !== undefined && (await hasGaps(db, tenantId, found, window));
+  const rollup = found === undefined || gaps ? RAW_EVENTS : found;
   if (rollup.raw) {
     const why = picked.filter((f) => RAW_COLUMN[f.name] !== undefined && !TIME_FIELDS.has(f.name)).map((f) => f.name);
-    checkRawWindow("conversionDateFrom", window, now, why);
+    checkRawWindow(
+      "conversionDateFrom",
+      window,
+      now,
+      gaps
+        ? `a sub-id with more than ${SUB_ID_VALUES_PER_DAY} values on a day of the window`
+        : `a breakdown by ${why.join(", ")}`,
+    );
   }
   const conversion = await planConversion(
     db,

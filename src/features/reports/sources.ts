@@ -19,6 +19,8 @@ export interface RollupSource {
   spanned: boolean;
   /** Not a rollup: the raw clicks and conversions of the window (raw-source.ts). */
   raw?: boolean;
+  /** A sub-id's rollup, which may leave values out of a day: its days marked under this parameter. */
+  gaps?: "a" | "b";
 }
 
 const DAILY: RollupSource = {
@@ -30,11 +32,17 @@ const DAILY: RollupSource = {
 /**
  * Every rollup, smallest first: brand_rollups (brand x program x source x country a day: a few
  * thousand rows a day however many accounts), account_rollups, account_source_rollups,
- * device_rollups (brand x program x source x device type x OS x browser), and daily_rollups, which
- * has every catalog dimension but none of the click's device facts.
+ * device_rollups (brand x program x source x device type x OS x browser), the sub-id rollups (source
+ * x pa, source x pb), and daily_rollups, which has every catalog dimension but none of the click's
+ * device facts or sub-ids.
  */
 export const ROLLUP_SOURCES: readonly RollupSource[] = [
-  ...COARSE_ROLLUPS.map((r) => ({ table: r.table, columns: new Set(r.keys), spanned: r.spanned })),
+  ...COARSE_ROLLUPS.map((r) => ({
+    table: r.table,
+    columns: new Set(r.keys),
+    spanned: r.spanned,
+    ...(r.capped ? { gaps: r.capped.parameter } : {}),
+  })),
   DAILY,
 ];
 

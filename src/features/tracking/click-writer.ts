@@ -221,16 +221,17 @@ written as (
   from marked
   on conflict (id) do nothing
   returning tenant_id, at, account_id, link_id, brand_id, program_id, traffic_source_id, tracker_id, country, is_unique,
-    bot_reason, device, os, browser
+    bot_reason, device, os, browser, parameter_a, parameter_b
 ),
 clicked as (
   select tenant_id, (at at time zone 'UTC')::date as day, account_id, link_id, brand_id, program_id, traffic_source_id,
     coalesce(tracker_id, 0) as tracker_id, coalesce(country, '') as country, ''::text as currency,
     coalesce(device, '') as device, coalesce(os, '') as os, coalesce(browser, '') as browser,
+    coalesce(parameter_a, '') as parameter_a, coalesce(parameter_b, '') as parameter_b,
     count(*) filter (where bot_reason is null) as clicks, count(*) filter (where is_unique) as unique_clicks,
     count(*) filter (where bot_reason is not null) as bot_clicks
   from written
-  group by 1, 2, 3, 4, 5, 6, 7, 8, 9, 11, 12, 13
+  group by 1, 2, 3, 4, 5, 6, 7, 8, 9, 11, 12, 13, 14, 15
 ),
 rollups as (
   insert into daily_rollups (tenant_id, day, account_id, link_id, brand_id, program_id, traffic_source_id,

@@ -7,7 +7,7 @@ import type { AttributionSource, ConversionType } from "./conversion-types.js";
  */
 export const CONVERSION_COLUMNS = `id, type, event_name, value, currency, click_id, external_id, attributed,
   attribution_source, account_id, brand_id, program_id, link_id, traffic_source_id, tracker_id, country, occurred_at,
-  recorded_at, status, device, os, browser`;
+  recorded_at, status, device, os, browser, parameter_a, parameter_b`;
 
 export interface ConversionRecord {
   id: string;
@@ -51,10 +51,12 @@ export interface ConversionRow {
   occurred_at: Date;
   recorded_at: Date;
   status: ConversionStatus;
-  /** The click's device type, OS and browser families: the rollup key a status change updates. */
+  /** The click's device type, OS and browser families and sub-ids: rollup keys a status change updates. */
   device: string | null;
   os: string | null;
   browser: string | null;
+  parameter_a: string | null;
+  parameter_b: string | null;
 }
 
 const idOrNull = (value: string | null): number | null => (value === null ? null : Number(value));

@@ -30,6 +30,7 @@ export {
   EPOCH_DAYS,
   REPORT_MEASURES,
   ROLLUP_SPANS,
+  SUB_ID_VALUES_PER_DAY,
   TAIL_DAYS,
 } from "./rollups.js";
 export type { StatusChange, StatusChangeHook } from "./status-changes.js";

@@ -16,6 +16,9 @@ export interface RollupKey {
   device: string;
   os: string;
   browser: string;
+  /** The click's sub-ids pa and pb ('' none): the sub-id rollups' keys. */
+  parameterA: string;
+  parameterB: string;
   /** The amount's ISO 4217 currency; '' on rows of clicks and of conversions without a value. */
   currency: string;
 }
@@ -47,8 +50,8 @@ const KEY_COLUMNS = [
 ];
 /** daily_rollups' dimensions: its key after the tenant and the day. */
 export const DAILY_DIMENSIONS: readonly string[] = KEY_COLUMNS.slice(2);
-/** Keys of a coarse rollup that daily_rollups does not have: the click's facts (device_rollups). */
-const FACT_COLUMNS = ["device", "os", "browser"];
+/** Keys of coarse rollups that daily_rollups does not have: the click's facts and sub-ids. */
+const FACT_COLUMNS = ["device", "os", "browser", "parameter_a", "parameter_b"];
 const COUNT_COLUMNS = ["clicks", "unique_clicks", ...TYPE_COLUMNS.map((c) => `${c}_count`)];
 const AMOUNT_COLUMNS = TYPE_COLUMNS.map((c) => `${c}_amount`);
 const DAILY_COLUMNS = [...KEY_COLUMNS, ...COUNT_COLUMNS, ...AMOUNT_COLUMNS];
@@ -114,6 +117,11 @@ export interface CoarseRollup {
   keys: readonly string[];
   /** Holds blocks of ROLLUP_SPANS days (written by the job) as well as single days (span 1). */
   spanned: boolean;
+  /**
+   * A sub-id's rollup: at most SUB_ID_VALUES_PER_DAY values of `column` a tenant and day; a day
+   * with a value left out is marked in sub_id_rollup_gaps under `parameter`.
+   */
+  capped?: { column: string; parameter: "a" | "b" };
 }
 
 /** In the order every writer updates them, after daily_rollups. */
@@ -135,7 +143,28 @@ export const COARSE_ROLLUPS: readonly CoarseRollup[] = [
     keys: ["brand_id", "program_id", "traffic_source_id", "device", "os", "browser", "currency"],
     spanned: false,
   },
+  // The sub-ids (migration 0026), each with at most about SUB_ID_VALUES_PER_DAY values a day.
+  {
+    table: "sub_id_a_rollups",
+    keys: ["traffic_source_id", "parameter_a", "currency"],
+    spanned: false,
+    capped: { column: "parameter_a", parameter: "a" },
+  },
+  {
+    table: "sub_id_b_rollups",
+    keys: ["traffic_source_id", "parameter_b", "currency"],
+    spanned: false,
+    capped: { column: "parameter_b", parameter: "b" },
+  },
 ];
+
+/**
+ * The values of a sub-id a rollup takes a tenant and day: a visitor chooses them (`?pa=`), so one
+ * value per click would make the rollup as long as the clicks. Past it, a new value is left out
+ * and the day marked in sub_id_rollup_gaps; two writers at once may each add a batch's values
+ * before they see the other's.
+ */
+export const SUB_ID_VALUES_PER_DAY = 10_000;
 
 /**
  * CTEs (`coarse_1`, `coarse_2`, ...) adding the rows of `source`, which has daily_rollups' key
@@ -159,18 +188,19 @@ export function coarseRollupCtes(source: string, measures: readonly string[], af
       : ["r.tenant_id", "r.day", ...rollup.keys.map((k) => `r.${k}`)];
     const positions = keys.map((_, n) => n + 1).join(", ");
     const name = `coarse_${i + 1}`;
-    const sql = `${name} as (
+    const capped = rollup.capped === undefined ? undefined : cappedSource(rollup, source, previous, name);
+    const sql = `${capped === undefined ? "" : `${capped.ctes},\n`}${name} as (
   insert into ${rollup.table} as t (${[...keys, ...kept].join(", ")})
   select ${[...values, ...kept.map((m) => `sum(r.${m})`)].join(", ")}
-  from ${source} r
-  where (select count(*) from ${previous}) >= 0
+  from ${capped?.rows ?? source} r
+  where ${capped === undefined ? `(select count(*) from ${previous}) >= 0` : "r.kept"}
   group by ${positions}
   order by ${positions}
   on conflict (${keys.join(", ")}) do update set
     ${kept.map((m) => `${m} = t.${m} + excluded.${m}`).join(", ")}
   returning 1
-)`;
-    previous = name;
+)${capped === undefined ? "" : `,\n${capped.gaps}`}`;
+    previous = capped?.last ?? name;
     return sql;
   });
   ctes.push(`${LAST_COARSE_CTE} as (
@@ -183,6 +213,43 @@ export function coarseRollupCtes(source: string, measures: readonly string[], af
   returning 1
 )`);
   return ctes.join(",\n");
+}
+
+/**
+ * For a capped rollup written by CTE `name`: `<name>_days`, how many values each day of the source
+ * has in it already (counted up to the cap, on its key's tenant and day); `<name>_rows`, the source
+ * rows with `kept`: a row without a value, of a value the day has, or of a day under the cap; and
+ * `<name>_gaps`, which marks the days of rows not kept, once `name` has run. All read the rollup as
+ * it was before the statement.
+ */
+function cappedSource(
+  rollup: CoarseRollup,
+  source: string,
+  previous: string,
+  name: string,
+): { ctes: string; rows: string; gaps: string; last: string } {
+  const { column, parameter } = rollup.capped ?? { column: "", parameter: "a" };
+  const same = ["tenant_id", "day", ...rollup.keys].map((k) => `x.${k} = r.${k}`).join(" and ");
+  const ctes = `${name}_days as (
+  select d.tenant_id, d.day,
+    (select count(*) from (select 1 from ${rollup.table} x where x.tenant_id = d.tenant_id and x.day = d.day
+      limit ${SUB_ID_VALUES_PER_DAY}) c) as n
+  from (select distinct r.tenant_id, r.day from ${source} r where (select count(*) from ${previous}) >= 0) d
+),
+${name}_rows as (
+  select r.*, (r.${column} = '' or d.n < ${SUB_ID_VALUES_PER_DAY}
+    or exists (select 1 from ${rollup.table} x where ${same})) as kept
+  from ${source} r join ${name}_days d on d.tenant_id = r.tenant_id and d.day = r.day
+)`;
+  const gaps = `${name}_gaps as (
+  insert into sub_id_rollup_gaps (tenant_id, parameter, day)
+  select distinct r.tenant_id, '${parameter}', r.day from ${name}_rows r
+  where not r.kept and (select count(*) from ${name}) >= 0
+  order by 1, 3
+  on conflict do nothing
+  returning 1
+)`;
+  return { ctes, rows: `${name}_rows`, gaps, last: `${name}_gaps` };
 }
 
 /** The last CTE of coarseRollupCtes: reading it runs the whole chain. */
@@ -242,7 +309,9 @@ function keyString(key: RollupKey): string {
     key.device,
     key.os,
     key.browser,
-  ].join("|");
+    key.parameterA,
+    key.parameterB,
+  ].join("\u0000");
 }
 
 /** Adds decimal strings exactly: scaled to 4 places as bigints. */
@@ -318,6 +387,8 @@ export class RollupBatch {
       rows.map((r) => r.key.device),
       rows.map((r) => r.key.os),
       rows.map((r) => r.key.browser),
+      rows.map((r) => r.key.parameterA),
+      rows.map((r) => r.key.parameterB),
     ];
     await db.query(UPSERT, params);
     this.rows.clear();

@@ -49,6 +49,8 @@ export function rollupKeyOf(tenantId: string, row: ConversionRow): RollupKey {
     device: row.device ?? "",
     os: row.os ?? "",
     browser: row.browser ?? "",
+    parameterA: row.parameter_a ?? "",
+    parameterB: row.parameter_b ?? "",
     currency: row.value === null ? "" : (row.currency ?? ""),
   };
 }

@@ -1,5 +1,5 @@
 import { useId } from "react";
-import { FIELD_HINTS, FIELD_LABELS, STAT_HINTS, STAT_LABELS } from "./labels";
+import { FIELD_LABELS, STAT_HINTS, STAT_LABELS } from "./labels";
 import {
   FIELDS,
   type FieldName,
@@ -42,7 +42,7 @@ export function ColumnControls({ state, onChange, errors }: ColumnControlsProps)
         error={errors.fields}
         items={FIELDS.map((field) => ({
           key: field,
-          label: FIELD_HINTS[field] ? `${FIELD_LABELS[field]} (${FIELD_HINTS[field]})` : FIELD_LABELS[field],
+          label: FIELD_LABELS[field],
           checked: state.fields.includes(field),
           disabled: false,
           onChange: (on: boolean) => toggleField(field, on),

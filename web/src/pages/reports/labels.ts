@@ -22,12 +22,6 @@ export const FIELD_LABELS: Record<FieldName, string> = {
   conversionType: "Conversion type",
 };
 
-/** Said beside a breakdown's name where it has a rule of its own. */
-export const FIELD_HINTS: Partial<Record<FieldName, string>> = {
-  parameterA: "windows up to 31 days",
-  parameterB: "windows up to 31 days",
-};
-
 /** What a missing value means in a breakdown by the click's facts (device, OS, browser, country). */
 const UNKNOWN_WHEN_MISSING: ReadonlySet<FieldName> = new Set(["country", "device", "os", "browser"]);
 
