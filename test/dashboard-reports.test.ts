@@ -267,6 +267,25 @@ describe.skipIf(!hasChromium)("dashboard reports page", () => {
       await expect
         .poll(() => shownTable(page), { timeout: WAIT_MS })
         .toEqual({ rows: asTable(byDay, fields, STATS), totals: expectedTotals });
+
+      // By the clicks' facts and sub-ids: the breakdowns offered, the API's rows.
+      const facts = ["device", "os", "parameterA"];
+      await page.goto(
+        `${origin}/reports?${new URLSearchParams({ ...Object.fromEntries(shared), fields: facts.join(",") })}`,
+      );
+      for (const name of ["Device type", "OS", "Sub-id A (pa)"]) {
+        expect(await page.getByRole("checkbox", { name, exact: true }).isChecked()).toBe(true);
+      }
+      const byFacts = await apiRows(t, who, { ...base, fields: facts.join(","), offset: "0", limit: "100" });
+      expect(new Set(byFacts.map((r) => r.device))).toContain("mobile");
+      await expect
+        .poll(() => shownTable(page), { timeout: WAIT_MS })
+        .toEqual({ rows: asTable(byFacts, facts, STATS), totals: expectedTotals });
+      // A click without a sub-id: "None" in its cell.
+      await expect
+        .poll(() => page.locator(".report-results tbody td", { hasText: /^None$/ }).count(), { timeout: WAIT_MS })
+        .toBeGreaterThan(0);
+      await screenshot(page, "reports-03-by-device-and-sub-id");
       expectClean(log);
     } finally {
       await context.close();
