@@ -96,7 +96,11 @@ export const router = createRouter({
       ...settingsRoutes,
     ]),
   ]),
+  // Loaders start their page's queries in this cache (docs/dashboard.md, "Data").
+  context: { queryClient },
   defaultPreload: "intent",
+  // Hovering a link runs its loaders every time: the query cache, not the router, decides what is fresh.
+  defaultPreloadStaleTime: 0,
   scrollRestoration: true,
 });
 

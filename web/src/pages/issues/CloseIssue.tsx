@@ -2,6 +2,7 @@ import { useMutation, useQueryClient } from "@tanstack/react-query";
 import { type FormEvent, useState } from "react";
 import { api, unwrap } from "../../api/client";
 import { Field, FormError, fieldError, formError } from "../../components/Field";
+import { ISSUES } from "./queries";
 
 /** The API's bound on a reason. */
 const REASON_MAX = 500;
@@ -16,12 +17,8 @@ export function CloseIssue({ issueId }: { issueId: string }) {
   const close = useMutation({
     mutationFn: async (body: { reason: string }) =>
       unwrap(api.POST("/api/v1/issues/{id}/close", { params: { path: { id: issueId } }, body })),
-    // The issue, and the lists it appears in, show it closed.
-    onSuccess: () =>
-      Promise.all([
-        client.invalidateQueries({ queryKey: ["issue", issueId] }),
-        client.invalidateQueries({ queryKey: ["issues"] }),
-      ]),
+    // The issue, and the lists it appears in (the overview's open ones too), show it closed.
+    onSuccess: () => client.invalidateQueries({ queryKey: ISSUES }),
   });
   const submit = (event: FormEvent) => {
     event.preventDefault();

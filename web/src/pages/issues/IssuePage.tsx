@@ -1,12 +1,12 @@
 import { useQuery } from "@tanstack/react-query";
 import { getRouteApi, Link } from "@tanstack/react-router";
-import { api, unwrap } from "../../api/client";
 import { Facts } from "../../components/Facts";
 import { ErrorState, Loading } from "../../components/states";
 import { formatDateTime, formatLabel } from "../../format";
 import { useCan } from "../../permissions";
 import { CloseIssue } from "./CloseIssue";
 import { showDetail } from "./details";
+import { issueQuery } from "./queries";
 import "./issues.css";
 
 // The page reaches its route by id: its routes module imports it, never the other way.
@@ -19,10 +19,7 @@ const issueRoute = getRouteApi("/app/issues/$issueId");
 export function IssuePage() {
   const { issueId } = issueRoute.useParams();
   const can = useCan();
-  const issue = useQuery({
-    queryKey: ["issue", issueId],
-    queryFn: async () => (await unwrap(api.GET("/api/v1/issues/{id}", { params: { path: { id: issueId } } }))).data,
-  });
+  const issue = useQuery(issueQuery(issueId));
   const data = issue.data;
   const facts: [string, string][] = data
     ? [

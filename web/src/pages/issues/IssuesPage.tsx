@@ -1,12 +1,12 @@
 import { keepPreviousData, useQuery } from "@tanstack/react-query";
 import { getRouteApi, Link, useNavigate } from "@tanstack/react-router";
-import { api, unwrap } from "../../api/client";
 import { DataTable } from "../../components/DataTable";
 import { Pager } from "../../components/Pager";
 import { ErrorState, Loading } from "../../components/states";
 import { formatDateTime } from "../../format";
 import { detailsSummary, kindLabel } from "./details";
-import { ISSUE_KINDS, type IssueKind, PAGE_SIZE } from "./search";
+import { issuesQuery } from "./queries";
+import { ISSUE_KINDS } from "./search";
 import "./issues.css";
 
 // The page reaches its route by id: its routes module imports it, never the other way.
@@ -18,22 +18,13 @@ const STATUSES = [
   { value: "closed", label: "Closed" },
 ] as const;
 
-async function fetchIssues(status: "open" | "closed" | undefined, kind: IssueKind | undefined, offset: number) {
-  const query = { limit: PAGE_SIZE, offset, ...(status ? { status } : {}), ...(kind ? { kind } : {}) };
-  return unwrap(api.GET("/api/v1/issues", { params: { query } }));
-}
-type Issue = Awaited<ReturnType<typeof fetchIssues>>["data"][number];
+type Issue = Awaited<ReturnType<ReturnType<typeof issuesQuery>["queryFn"]>>["data"][number];
 
 /** The tenant's issues, open and closed, most recently changed first (GET /api/v1/issues). */
 export function IssuesPage() {
   const search = issuesRoute.useSearch();
   const navigate = useNavigate({ from: "/issues" });
-  const offset = search.offset ?? 0;
-  const issues = useQuery({
-    queryKey: ["issues", "list", search.status, search.kind, offset],
-    queryFn: () => fetchIssues(search.status, search.kind, offset),
-    placeholderData: keepPreviousData,
-  });
+  const issues = useQuery({ ...issuesQuery(search), placeholderData: keepPreviousData });
   const noun = search.status ? `${search.status} issues` : "issues";
 
   return (

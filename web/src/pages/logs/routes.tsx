@@ -1,5 +1,7 @@
 import { createRoute, lazyRouteComponent } from "@tanstack/react-router";
+import { loadAccountTimeZone } from "../../account-time-zone";
 import { appRoute } from "../../shell";
+import { clickQuery, clicksQuery, postbackLogQueryOptions } from "./queries";
 import { parseClickLogSearch, parsePostbackLogSearch } from "./search";
 
 // Each page's code loads when it is first visited, so the first route stays small. Pages reach
@@ -8,12 +10,18 @@ const clicksRoute = createRoute({
   getParentRoute: () => appRoute,
   path: "/clicks",
   validateSearch: parseClickLogSearch,
+  loaderDeps: ({ search }) => search,
+  // Starts the list in the zone the page will ask in, and returns: the page shows its loading and
+  // error states itself.
+  loader: ({ context: { queryClient }, deps }) =>
+    void loadAccountTimeZone(queryClient).then((zone) => queryClient.prefetchQuery(clicksQuery(deps, zone))),
   component: lazyRouteComponent(() => import("./ClicksPage"), "ClicksPage"),
 });
 
 const clickRoute = createRoute({
   getParentRoute: () => appRoute,
   path: "/clicks/$clickId",
+  loader: ({ context: { queryClient }, params }) => void queryClient.prefetchQuery(clickQuery(params.clickId)),
   component: lazyRouteComponent(() => import("./ClickPage"), "ClickPage"),
 });
 
@@ -21,6 +29,11 @@ const postbackLogRoute = createRoute({
   getParentRoute: () => appRoute,
   path: "/postback-log",
   validateSearch: parsePostbackLogSearch,
+  loaderDeps: ({ search }) => search,
+  loader: ({ context: { queryClient }, deps }) =>
+    void loadAccountTimeZone(queryClient).then((zone) =>
+      queryClient.prefetchQuery(postbackLogQueryOptions(deps, zone)),
+    ),
   component: lazyRouteComponent(() => import("./PostbackLogPage"), "PostbackLogPage"),
 });
 

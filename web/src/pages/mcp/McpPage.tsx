@@ -1,17 +1,13 @@
 import { useQuery } from "@tanstack/react-query";
 import { Link } from "@tanstack/react-router";
-import { api, unwrap } from "../../api/client";
 import { CopyButton } from "../../components/CopyButton";
 import { ErrorState, Loading } from "../../components/states";
 import { useCan } from "../../permissions";
+import { connectionQuery } from "./queries";
 import { ServiceStatus } from "./ServiceStatus";
 import "./mcp.css";
 
-async function fetchConnection() {
-  return (await unwrap(api.GET("/api/v1/mcp"))).data;
-}
-
-type Connection = Awaited<ReturnType<typeof fetchConnection>>;
+type Connection = Awaited<ReturnType<typeof connectionQuery.queryFn>>;
 
 /** A client's `mcpServers` entry for this service: the address and the header, the key left to fill in. */
 export function clientSnippet(origin: string, connection: Pick<Connection, "path" | "authorization">): string {
@@ -34,7 +30,7 @@ export function clientSnippet(origin: string, connection: Pick<Connection, "path
  */
 export function McpPage() {
   const can = useCan();
-  const connection = useQuery({ queryKey: ["mcp", "connection"], queryFn: fetchConnection });
+  const connection = useQuery(connectionQuery);
   return (
     <div className="mcp-page">
       <h1>MCP</h1>

@@ -1,16 +1,12 @@
 import { useQuery } from "@tanstack/react-query";
-import { api, unwrap } from "../../api/client";
 import { Facts } from "../../components/Facts";
 import { ErrorState, Loading } from "../../components/states";
 import { formatDateTime } from "../../format";
-
-async function fetchService() {
-  return (await unwrap(api.GET("/api/v1/service"))).data;
-}
+import { serviceQuery } from "./queries";
 
 /** For account admins: whether the service is healthy, part by part, and which build is deployed. */
 export function ServiceStatus() {
-  const service = useQuery({ queryKey: ["service"], queryFn: fetchService });
+  const service = useQuery(serviceQuery);
   return (
     <section className="panel" aria-labelledby="service-title">
       <h2 id="service-title">Service</h2>

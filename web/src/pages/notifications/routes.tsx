@@ -1,7 +1,9 @@
 import { createRoute, lazyRouteComponent } from "@tanstack/react-router";
+import { prefetchIfAllowed } from "../../prefetch";
 import { positiveIntParam } from "../../search-params";
 import { appRoute } from "../../shell";
 import { type DeliveryStatus, type EventType, isDeliveryStatus, isEventType } from "./events";
+import { webhookQuery, webhooksQuery } from "./queries";
 
 export interface NotificationsSearch {
   offset?: number;
@@ -21,6 +23,11 @@ const notificationsRoute = createRoute({
     const offset = positiveIntParam(search.offset);
     return offset === undefined ? {} : { offset };
   },
+  loaderDeps: ({ search }) => ({ offset: search.offset ?? 0 }),
+  // Starts the list for an account admin, as the page asks only then, and returns: the page shows
+  // its loading and error states itself.
+  loader: ({ context: { queryClient }, deps }) =>
+    prefetchIfAllowed(queryClient, "account.admin", () => queryClient.prefetchQuery(webhooksQuery(deps.offset))),
   component: lazyRouteComponent(() => import("./NotificationsPage"), "NotificationsPage"),
 });
 
@@ -35,6 +42,7 @@ const notificationWebhookRoute = createRoute({
       ...(isEventType(search.type) ? { type: search.type } : {}),
     };
   },
+  loader: ({ context: { queryClient }, params }) => void queryClient.prefetchQuery(webhookQuery(params.webhookId)),
   component: lazyRouteComponent(() => import("./WebhookPage"), "WebhookPage"),
 });
 

@@ -9,7 +9,7 @@ import { invalidateReports } from "../../currency";
 import { today } from "../../dates";
 import { currencyName } from "../../format";
 
-const RATES = ["exchange-rates"] as const;
+import { exchangeRatesQuery, RATES } from "./queries";
 
 interface RateRow {
   code: string;
@@ -54,10 +54,7 @@ function rateErrors(error: unknown): { code?: string; rate?: string } {
  * them, and for an account admin the form to add the tenant's own rate of a day (PUT).
  */
 export function ExchangeRates({ canChange }: { canChange: boolean }) {
-  const rates = useQuery({
-    queryKey: RATES,
-    queryFn: async () => (await unwrap(api.GET("/api/v1/exchange-rates"))).data,
-  });
+  const rates = useQuery(exchangeRatesQuery);
   const rows: RateRow[] = rates.data
     ? Object.entries(rates.data.rates).map(([code, rate]) => ({
         code,

@@ -1,5 +1,6 @@
 import { useMutation, useQueryClient } from "@tanstack/react-query";
 import { type FormEvent, useMemo, useState } from "react";
+import { accountTimeZoneProbeQuery } from "../../account-time-zone";
 import { api, unwrap } from "../../api/client";
 import { Field, FormError, fieldError, formError } from "../../components/Field";
 import { browserTimeZone, zoneChoices } from "../../time-zones";
@@ -22,7 +23,7 @@ export function TimeZoneForm({ settings }: { settings: Settings }) {
       queryClient.setQueryData(SETTINGS, answer);
       // Pages that follow the setting ask in the new zone (it is part of their queries' keys);
       // what others learned of the setting from a report is asked again.
-      void queryClient.invalidateQueries({ queryKey: ["account-time-zone"] });
+      void queryClient.invalidateQueries({ queryKey: accountTimeZoneProbeQuery.queryKey });
       setZone(answer.timeZone);
       setSaved(`Saved: reports now read days in ${answer.timeZone}.`);
     },

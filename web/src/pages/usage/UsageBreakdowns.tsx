@@ -3,8 +3,8 @@ import { getRouteApi, Link, useNavigate } from "@tanstack/react-router";
 import { type Column, DataTable, sortRows } from "../../components/DataTable";
 import { ErrorState, Loading } from "../../components/states";
 import { formatInteger, formatPercent } from "../../format";
+import { breakdownQuery, type UsageRow } from "./queries";
 import { parseSort, writeSort } from "./search";
-import { fetchBreakdown, type UsageRow } from "./usageApi";
 
 // The page reaches its route by id: its routes module imports it, never the other way.
 const usageRoute = getRouteApi("/app/usage");
@@ -31,14 +31,8 @@ function columns(total: number, first: Column<UsageRow>): Column<UsageRow>[] {
 export function UsageBreakdowns() {
   const search = usageRoute.useSearch();
   const navigate = useNavigate({ from: "/usage" });
-  const endpoints = useQuery({
-    queryKey: ["usage", "breakdown", "endpoint", search.key],
-    queryFn: () => fetchBreakdown("endpoint", search.key),
-  });
-  const keys = useQuery({
-    queryKey: ["usage", "breakdown", "apiKey", search.key],
-    queryFn: () => fetchBreakdown("apiKey", search.key),
-  });
+  const endpoints = useQuery(breakdownQuery("endpoint", search.key));
+  const keys = useQuery(breakdownQuery("apiKey", search.key));
   const endpointSort = parseSort(search.endpointSort);
   const keySort = parseSort(search.keySort);
   const sum = (rows: UsageRow[]) => rows.reduce((total, row) => total + row.calls, 0);

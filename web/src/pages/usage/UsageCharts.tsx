@@ -6,7 +6,7 @@ import { Empty, ErrorState, Loading } from "../../components/states";
 import { formatInteger } from "../../format";
 import type { Bar } from "./BarsChart";
 import { bucketLabel } from "./buckets";
-import { fetchTimeseries, type UsageBucket, type UsageStats } from "./usageApi";
+import { timeseriesQuery, type UsageBucket, type UsageStats } from "./queries";
 
 // The page reaches its route by id: its routes module imports it, never the other way.
 const usageRoute = getRouteApi("/app/usage");
@@ -25,10 +25,7 @@ const INTERVALS = [
 export function CallsOverTime() {
   const search = usageRoute.useSearch();
   const interval = search.interval ?? "hour";
-  const series = useQuery({
-    queryKey: ["usage", "timeseries", interval, search.key],
-    queryFn: () => fetchTimeseries(interval, search.key),
-  });
+  const series = useQuery(timeseriesQuery(interval, search.key));
   const buckets = series.data?.buckets ?? [];
   const total = buckets.reduce((sum, b) => sum + b.calls, 0);
   const unit = interval === "hour" ? "hour" : "day";

@@ -1,5 +1,5 @@
 import { formatInteger, formatPercent } from "../../format";
-import type { UsageStats } from "./usageApi";
+import type { UsageStats } from "./queries";
 
 interface Card {
   stat: string;

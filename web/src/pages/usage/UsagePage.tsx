@@ -2,10 +2,10 @@ import { useQuery } from "@tanstack/react-query";
 import { getRouteApi, useNavigate } from "@tanstack/react-router";
 import { ErrorState, Loading } from "../../components/states";
 import { formatDateTime } from "../../format";
+import { breakdownQuery, statsQuery } from "./queries";
 import { UsageBreakdowns } from "./UsageBreakdowns";
 import { CallsByStatus, CallsOverTime } from "./UsageCharts";
 import { UsageFigures } from "./UsageFigures";
-import { fetchBreakdown, fetchStats } from "./usageApi";
 import { WebhookAllowance } from "./WebhookAllowance";
 import "./usage.css";
 
@@ -15,7 +15,7 @@ const usageRoute = getRouteApi("/app/usage");
 /** Calls made with the tenant's API keys over the rolling 72 hours (GET /traffic-controls/api-usage/*). */
 export function UsagePage() {
   const search = usageRoute.useSearch();
-  const stats = useQuery({ queryKey: ["usage", "stats", search.key], queryFn: () => fetchStats(search.key) });
+  const stats = useQuery(statsQuery(search.key));
 
   // Without the stats (no usage.read, the service unreachable), the other parts would say the same.
   if (stats.isError) {
@@ -57,10 +57,7 @@ export function UsagePage() {
 function KeyFilter() {
   const search = usageRoute.useSearch();
   const navigate = useNavigate({ from: "/usage" });
-  const keys = useQuery({
-    queryKey: ["usage", "breakdown", "apiKey", undefined],
-    queryFn: () => fetchBreakdown("apiKey", undefined),
-  });
+  const keys = useQuery(breakdownQuery("apiKey", undefined));
   const options = keys.data ?? [];
   const known = search.key === undefined || options.some((k) => k.key === search.key);
   return (

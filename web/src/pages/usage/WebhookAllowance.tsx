@@ -1,11 +1,7 @@
 import { useQuery } from "@tanstack/react-query";
-import { api, unwrap } from "../../api/client";
 import { ErrorState } from "../../components/states";
 import { formatDateTime, formatInteger, formatPercent } from "../../format";
-
-async function fetchAllowance() {
-  return (await unwrap(api.GET("/api/v1/usage/allowance"))).data;
-}
+import { allowanceQuery } from "./queries";
 
 /**
  * Webhook deliveries sent this month against the plan's monthly allowance, and those held for
@@ -13,7 +9,7 @@ async function fetchAllowance() {
  * coming before its receivers notice one.
  */
 export function WebhookAllowance() {
-  const allowance = useQuery({ queryKey: ["usage", "allowance"], queryFn: fetchAllowance });
+  const allowance = useQuery(allowanceQuery);
   return (
     <section className="panel" aria-labelledby="usage-allowance-title">
       <h2 id="usage-allowance-title">Webhook allowance</h2>

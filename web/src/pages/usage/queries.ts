@@ -1,21 +1,41 @@
 import { api, unwrap } from "../../api/client";
 
-/** The usage endpoints over the rolling 72 hours, narrowed to one key when `key` is given. */
-export async function fetchStats(key: string | undefined) {
-  const query = key ? { apiTokenId: key } : {};
-  return (await unwrap(api.GET("/api/v1/traffic-controls/api-usage/stats", { params: { query } }))).data;
-}
+/** Every query of this area starts with it. Each narrows to one key's calls when `key` is given. */
+const USAGE = ["usage"] as const;
 
-export async function fetchTimeseries(interval: "hour" | "day", key: string | undefined) {
-  const query = { interval, ...(key ? { apiTokenId: key } : {}) };
-  return (await unwrap(api.GET("/api/v1/traffic-controls/api-usage/timeseries", { params: { query } }))).data;
-}
+/** The usage endpoints' figures over the rolling 72 hours: the page's main query. */
+export const statsQuery = (key: string | undefined) => ({
+  queryKey: [...USAGE, "stats", key],
+  queryFn: async () =>
+    (
+      await unwrap(
+        api.GET("/api/v1/traffic-controls/api-usage/stats", { params: { query: key ? { apiTokenId: key } : {} } }),
+      )
+    ).data,
+});
 
-export async function fetchBreakdown(groupBy: "endpoint" | "apiKey", key: string | undefined) {
-  const query = { groupBy, ...(key ? { apiTokenId: key } : {}) };
-  return (await unwrap(api.GET("/api/v1/traffic-controls/api-usage/breakdown", { params: { query } }))).data;
-}
+export const timeseriesQuery = (interval: "hour" | "day", key: string | undefined) => ({
+  queryKey: [...USAGE, "timeseries", interval, key],
+  queryFn: async () => {
+    const query = { interval, ...(key ? { apiTokenId: key } : {}) };
+    return (await unwrap(api.GET("/api/v1/traffic-controls/api-usage/timeseries", { params: { query } }))).data;
+  },
+});
 
-export type UsageStats = Awaited<ReturnType<typeof fetchStats>>;
-export type UsageRow = Awaited<ReturnType<typeof fetchBreakdown>>[number];
-export type UsageBucket = Awaited<ReturnType<typeof fetchTimeseries>>["buckets"][number];
+export const breakdownQuery = (groupBy: "endpoint" | "apiKey", key: string | undefined) => ({
+  queryKey: [...USAGE, "breakdown", groupBy, key],
+  queryFn: async () => {
+    const query = { groupBy, ...(key ? { apiTokenId: key } : {}) };
+    return (await unwrap(api.GET("/api/v1/traffic-controls/api-usage/breakdown", { params: { query } }))).data;
+  },
+});
+
+/** Webhook deliveries this month against the plan's allowance (GET /api/v1/usage/allowance). */
+export const allowanceQuery = {
+  queryKey: [...USAGE, "allowance"],
+  queryFn: async () => (await unwrap(api.GET("/api/v1/usage/allowance"))).data,
+};
+
+export type UsageStats = Awaited<ReturnType<ReturnType<typeof statsQuery>["queryFn"]>>;
+export type UsageRow = Awaited<ReturnType<ReturnType<typeof breakdownQuery>["queryFn"]>>[number];
+export type UsageBucket = Awaited<ReturnType<ReturnType<typeof timeseriesQuery>["queryFn"]>>["buckets"][number];
