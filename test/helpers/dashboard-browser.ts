@@ -29,10 +29,13 @@ export interface PageLog {
 export async function openDashboardPage(
   browser: Browser,
   origin: string,
-  options: { expectedStatuses?: number[]; timezoneId?: string } = {},
+  options: { expectedStatuses?: number[]; timezoneId?: string; phone?: boolean } = {},
 ): Promise<{ context: BrowserContext; page: Page; log: PageLog }> {
   const context = await browser.newContext({
-    viewport: { width: 1024, height: 800 },
+    // A phone: its width, a touch screen, and the mobile meta viewport honoured.
+    ...(options.phone
+      ? { viewport: { width: 390, height: 844 }, hasTouch: true, isMobile: true }
+      : { viewport: { width: 1024, height: 800 } }),
     ...(options.timezoneId ? { timezoneId: options.timezoneId } : {}),
   });
   const page = await context.newPage();

@@ -1,4 +1,5 @@
-import { Link, Outlet } from "@tanstack/react-router";
+import { Link, Outlet, useRouterState } from "@tanstack/react-router";
+import { useEffect, useState } from "react";
 import { api } from "../api/client";
 import { useMe } from "../me";
 import { session } from "../session";
@@ -51,6 +52,12 @@ async function signOut(): Promise<void> {
 
 export function Layout() {
   const me = useMe();
+  // On a phone the navigation is a menu the button opens; it closes on the page it leads to (a
+  // link tapped, or the address changed another way: back, forward).
+  const [menuOpen, setMenuOpen] = useState(false);
+  const path = useRouterState({ select: (state) => state.location.pathname });
+  // biome-ignore lint/correctness/useExhaustiveDependencies: closing is what a new path means.
+  useEffect(() => setMenuOpen(false), [path]);
   return (
     <div className="shell">
       <a className="skip-link" href="#main">
@@ -58,8 +65,17 @@ export function Layout() {
       </a>
       <header className="topbar">
         <span className="brand">
-          <img src="/favicon.svg" alt="" width="24" height="24" /> Tracking platform
+          <img src="/favicon.svg" alt="" width="24" height="24" /> <span className="brand-name">Tracking platform</span>
         </span>
+        <button
+          type="button"
+          className="button secondary menu-button"
+          aria-expanded={menuOpen}
+          aria-controls="main-nav"
+          onClick={() => setMenuOpen((open) => !open)}
+        >
+          Menu
+        </button>
         <div className="who">
           {me.data && (
             <span className="who-name" title={me.data.email}>
@@ -72,7 +88,7 @@ export function Layout() {
         </div>
       </header>
       <div className="body">
-        <nav aria-label="Main" className="sidebar">
+        <nav id="main-nav" aria-label="Main" className="sidebar" data-open={menuOpen}>
           {NAV.map((section) => (
             <div key={section.group} className="nav-group">
               <h2 className="nav-group-title">{section.group}</h2>
@@ -83,6 +99,7 @@ export function Layout() {
                       to={item.to}
                       activeOptions={{ exact: item.to === "/", includeSearch: false }}
                       className="nav-link"
+                      onClick={() => setMenuOpen(false)}
                     >
                       {item.label}
                     </Link>
