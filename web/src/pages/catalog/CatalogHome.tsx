@@ -3,8 +3,8 @@ import { Link } from "@tanstack/react-router";
 import { messageOf } from "../../components/states";
 import { formatInteger } from "../../format";
 import { useCan } from "../../permissions";
-import { CATALOG_KEY, listRows } from "./catalog-api";
 import { ENTITIES, ENTITY_KEYS, type EntityKey, type EntitySpec } from "./entities";
+import { countQuery } from "./queries";
 
 /** The catalog's landing: each list with how many rows it holds (the API's pagination total). */
 export function CatalogHome() {
@@ -35,10 +35,7 @@ export function CatalogHome() {
 }
 
 function useCount(entity: EntityKey) {
-  return useQuery({
-    queryKey: [...CATALOG_KEY, entity, "count"],
-    queryFn: async () => (await listRows(entity, { offset: 0, limit: 1 })).page.total,
-  });
+  return useQuery(countQuery(entity));
 }
 
 function EntityCard({ spec }: { spec: EntitySpec }) {

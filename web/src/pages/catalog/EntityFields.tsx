@@ -1,12 +1,13 @@
+import { useQuery } from "@tanstack/react-query";
 import { useId, useMemo } from "react";
 import { Field } from "../../components/Field";
 import { SearchPicker } from "../../components/SearchPicker";
 import { messageOf } from "../../components/states";
 import { formatInteger } from "../../format";
-import { type CatalogRow, OPTIONS_LIMIT, useOptions } from "./catalog-api";
 import { ENTITIES, type EntityKey, type FieldSpec } from "./entities";
 import type { FormValue } from "./form-values";
 import { catalogPicker } from "./picker-sources";
+import { type CatalogRow, OPTIONS_LIMIT, optionsQuery } from "./queries";
 
 interface ControlProps {
   field: FieldSpec;
@@ -114,7 +115,7 @@ export function RowSelect({ label, entity, value, onChange, error, none, hint, e
 /** Several rows of another list, as checkboxes in a labelled group. */
 function RefsField({ field, value, onChange, error, entity }: ControlProps & { entity: EntityKey }) {
   const id = useId();
-  const options = useOptions(entity);
+  const options = useQuery(optionsQuery(entity));
   const chosen = Array.isArray(value) ? value : [];
   const hint = options.isError
     ? messageOf(options.error)

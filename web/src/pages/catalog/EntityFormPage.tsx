@@ -1,4 +1,4 @@
-import { useMutation } from "@tanstack/react-query";
+import { useMutation, useQuery } from "@tanstack/react-query";
 import { getRouteApi, Link, useNavigate } from "@tanstack/react-router";
 import { type FormEvent, useState } from "react";
 import { FormError, fieldError, formError } from "../../components/Field";
@@ -7,11 +7,12 @@ import { formatDateTime } from "../../format";
 import { useMe } from "../../me";
 import { useCan } from "../../permissions";
 import { SourceTabs } from "../traffic-sources/parts";
-import { type CatalogRow, createRow, updateRow, useInvalidateCatalog, useRow } from "./catalog-api";
+import { createRow, updateRow, useInvalidateCatalog } from "./catalog-api";
 import { EntityField } from "./EntityFields";
 import { ENTITIES, type EntityKey, type EntitySpec } from "./entities";
 import { bodyOf, type FormValues, initialValues } from "./form-values";
 import { DeleteRowButton } from "./parts";
+import { type CatalogRow, rowQuery } from "./queries";
 import { catalogId, filtersOf, type ListSearch } from "./search";
 
 // The page reaches its route by id: its routes module imports it, never the other way.
@@ -23,7 +24,7 @@ export function EntityFormPage() {
   const back = entityFormRoute.useSearch();
   const spec = ENTITIES[params.entity as EntityKey];
   const id = params.id === "new" ? undefined : catalogId(params.id);
-  const row = useRow(spec.key, id);
+  const row = useQuery({ ...rowQuery(spec.key, id), enabled: id !== undefined });
   const me = useMe();
   const can = useCan();
   const title = id === undefined ? `New ${spec.singular.toLowerCase()}` : `Edit ${spec.singular.toLowerCase()}`;

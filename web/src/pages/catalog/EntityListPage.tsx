@@ -1,3 +1,4 @@
+import { keepPreviousData, useQuery } from "@tanstack/react-query";
 import { getRouteApi, Link, useNavigate } from "@tanstack/react-router";
 import { type FormEvent, useEffect, useState } from "react";
 import { type Column, DataTable } from "../../components/DataTable";
@@ -6,10 +7,10 @@ import { Pager } from "../../components/Pager";
 import { ErrorState, Loading } from "../../components/states";
 import { formatDateTime } from "../../format";
 import { useCan } from "../../permissions";
-import { type CatalogRow, PAGE_SIZE, useRows } from "./catalog-api";
 import { RowSelect } from "./EntityFields";
 import { ENTITIES, type EntityKey, type EntitySpec, type FieldSpec, type FilterSpec } from "./entities";
 import { DeleteRowButton, RefName } from "./parts";
+import { type CatalogRow, listQueryOf, rowsQuery } from "./queries";
 import { filtersOf, type ListSearch } from "./search";
 
 // The page reaches its route by id: its routes module imports it, never the other way.
@@ -29,12 +30,7 @@ function EntityList({ spec }: { spec: EntitySpec }) {
   const can = useCan();
   const filters = filtersOf(spec, search);
   const offset = search.offset ?? 0;
-  const rows = useRows(spec.key, {
-    offset,
-    limit: PAGE_SIZE,
-    ...(search.search ? { search: search.search } : {}),
-    ...filters,
-  });
+  const rows = useQuery({ ...rowsQuery(spec.key, listQueryOf(spec, search)), placeholderData: keepPreviousData });
   const narrowed = search.search !== undefined || Object.keys(filters).length > 0;
   const go = (next: ListSearch) => void navigate({ search: (prev) => ({ ...prev, ...next }) });
   const plural = spec.plural.toLowerCase();

@@ -1,32 +1,26 @@
-import { useQuery } from "@tanstack/react-query";
+import { keepPreviousData, useQuery } from "@tanstack/react-query";
 import { getRouteApi, Link, useNavigate } from "@tanstack/react-router";
 import { type FormEvent, useState } from "react";
 import { CopyButton } from "../../components/CopyButton";
 import { Field, fieldError } from "../../components/Field";
 import { ErrorState, Loading } from "../../components/states";
-import { CATALOG_KEY, generateLink, useRows } from "./catalog-api";
 import { RowSelect } from "./EntityFields";
-import { type GeneratorSearch, trackerParam } from "./search";
+import { FIRST_ROW, generatedLinkQuery, rowsQuery } from "./queries";
+import type { GeneratorSearch } from "./search";
 
 // The page reaches its route by id: its routes module imports it, never the other way.
 const linkGeneratorRoute = getRouteApi("/app/catalog/link-generator");
 
 const NEW_TRACKER = "new";
-const FIRST_ROW = { offset: 0, limit: 1 };
 
 /** The tracking URL of a brand link on a traffic source, with a tracker: the API builds it. */
 export function LinkGeneratorPage() {
   const search = linkGeneratorRoute.useSearch();
   // Only whether there are any: the pickers find the rows by typing.
-  const links = useRows("links", FIRST_ROW);
-  const sources = useRows("traffic-sources", FIRST_ROW);
+  const links = useQuery({ ...rowsQuery("links", FIRST_ROW), placeholderData: keepPreviousData });
+  const sources = useQuery({ ...rowsQuery("traffic-sources", FIRST_ROW), placeholderData: keepPreviousData });
   const ready = search.link !== undefined && search.source !== undefined;
-  const tracker = trackerParam(search);
-  const generated = useQuery({
-    queryKey: [...CATALOG_KEY, "generated", search],
-    queryFn: () => generateLink(search.link ?? 0, search.source ?? 0, tracker),
-    enabled: ready,
-  });
+  const generated = useQuery({ ...generatedLinkQuery(search), enabled: ready });
 
   return (
     <>

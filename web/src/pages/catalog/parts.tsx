@@ -1,13 +1,14 @@
-import { useMutation } from "@tanstack/react-query";
+import { useMutation, useQuery } from "@tanstack/react-query";
 import { ConfirmButton } from "../../components/ConfirmButton";
 import { messageOf } from "../../components/states";
-import { type CatalogRow, deleteRow, useInvalidateCatalog, useRow } from "./catalog-api";
+import { deleteRow, useInvalidateCatalog } from "./catalog-api";
 import type { EntityKey, EntitySpec } from "./entities";
+import { type CatalogRow, rowQuery } from "./queries";
 
 /** A row of another list by its name, read by id (cached: a page's rows share their reads), or its id. */
 export function RefName({ entity, id }: { entity: EntityKey; id: unknown }) {
   const known = typeof id === "number" ? id : undefined;
-  const row = useRow(entity, known);
+  const row = useQuery({ ...rowQuery(entity, known), enabled: known !== undefined });
   if (id === null || id === undefined) return null;
   return <>{row.data ? row.data.name : `#${String(id)}`}</>;
 }

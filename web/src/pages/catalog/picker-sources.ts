@@ -1,7 +1,7 @@
 import type { PickerSource } from "../../components/SearchPickerModel";
-import { CATALOG_KEY, getRow, type ListQuery, listRows } from "./catalog-api";
 import type { EntityKey, FilterName } from "./entities";
 import { optionOf } from "./picker-labels";
+import { CATALOG_KEY, getRow, type ListQuery, listRows } from "./queries";
 
 type Filters = Partial<Record<FilterName, number | undefined>>;
 

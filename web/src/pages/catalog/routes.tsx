@@ -1,6 +1,7 @@
 import { createRoute, lazyRouteComponent, notFound } from "@tanstack/react-router";
 import { appRoute } from "../../shell";
-import { isEntityKey } from "./entities";
+import { ENTITIES, ENTITY_KEYS, isEntityKey } from "./entities";
+import { countQuery, FIRST_ROW, generatedLinkQuery, listQueryOf, rowQuery, rowsQuery } from "./queries";
 import { catalogId, parseGeneratorSearch, parseListSearch } from "./search";
 
 // Each page's code loads when it is first visited, so the first route stays small.
@@ -13,6 +14,10 @@ const catalogRoute = createRoute({
 const catalogHomeRoute = createRoute({
   getParentRoute: () => catalogRoute,
   path: "/",
+  // Each loader starts its page's queries and returns: the page shows its loading and error states itself.
+  loader: ({ context: { queryClient } }) => {
+    for (const entity of ENTITY_KEYS) void queryClient.prefetchQuery(countQuery(entity));
+  },
   component: lazyRouteComponent(() => import("./CatalogHome"), "CatalogHome"),
 });
 
@@ -21,6 +26,12 @@ const linkGeneratorRoute = createRoute({
   getParentRoute: () => catalogRoute,
   path: "link-generator",
   validateSearch: parseGeneratorSearch,
+  loaderDeps: ({ search }) => search,
+  loader: ({ context: { queryClient }, deps }) => {
+    void queryClient.prefetchQuery(rowsQuery("links", FIRST_ROW));
+    void queryClient.prefetchQuery(rowsQuery("traffic-sources", FIRST_ROW));
+    if (deps.link !== undefined && deps.source !== undefined) void queryClient.prefetchQuery(generatedLinkQuery(deps));
+  },
   component: lazyRouteComponent(() => import("./LinkGeneratorPage"), "LinkGeneratorPage"),
 });
 
@@ -32,6 +43,13 @@ const entityListRoute = createRoute({
     if (!isEntityKey(params.entity)) throw notFound();
   },
   validateSearch: parseListSearch,
+  loaderDeps: ({ search }) => search,
+  loader: ({ context: { queryClient }, params, deps }) => {
+    if (isEntityKey(params.entity)) {
+      const spec = ENTITIES[params.entity];
+      void queryClient.prefetchQuery(rowsQuery(spec.key, listQueryOf(spec, deps)));
+    }
+  },
   component: lazyRouteComponent(() => import("./EntityListPage"), "EntityListPage"),
 });
 
@@ -43,6 +61,10 @@ const entityFormRoute = createRoute({
     if (!isEntityKey(params.entity) || (params.id !== "new" && catalogId(params.id) === undefined)) throw notFound();
   },
   validateSearch: parseListSearch,
+  loader: ({ context: { queryClient }, params }) => {
+    const id = catalogId(params.id);
+    if (isEntityKey(params.entity) && id !== undefined) void queryClient.prefetchQuery(rowQuery(params.entity, id));
+  },
   component: lazyRouteComponent(() => import("./EntityFormPage"), "EntityFormPage"),
 });
 

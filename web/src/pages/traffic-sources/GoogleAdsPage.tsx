@@ -1,4 +1,4 @@
-import { useMutation, useQueryClient } from "@tanstack/react-query";
+import { useMutation, useQuery, useQueryClient } from "@tanstack/react-query";
 import { getRouteApi } from "@tanstack/react-router";
 import { type FormEvent, type ReactNode, useState } from "react";
 import { ConfirmButton } from "../../components/ConfirmButton";
@@ -10,9 +10,10 @@ import { useCan } from "../../permissions";
 import { conversionTypeLabel } from "../../vocabulary";
 import { catalogId } from "../catalog/search";
 import { ActionResult, type Result } from "../webhooks/parts";
-import { type GoogleAds, type GoogleAdsBody, googleAdsChanged, sourcesApi, useGoogleAds } from "./api";
+import { type GoogleAds, type GoogleAdsBody, googleAdsChanged, sourcesApi } from "./api";
 import { ConnectionTestButton, ConnectionTestResult, useConnectionTest } from "./IntegrationTests";
 import { EDIT_PERMISSION, SourceFrame } from "./parts";
+import { googleAdsQuery } from "./queries";
 import { actionsOf, REPORTED_TYPES } from "./search";
 
 // The page reaches its route by id: its routes module imports it, never the other way.
@@ -82,7 +83,7 @@ export function GoogleAdsPage() {
 }
 
 function GoogleAdsSetting({ id }: { id: number }) {
-  const record = useGoogleAds(id);
+  const record = useQuery(googleAdsQuery(id));
   const can = useCan();
   const [result, setResult] = useState<Result>(null);
   if (record.isPending) return <Loading label="Loading the Google Ads integration…" />;

@@ -1,4 +1,4 @@
-import { useMutation, useQueryClient } from "@tanstack/react-query";
+import { useMutation, useQuery, useQueryClient } from "@tanstack/react-query";
 import { getRouteApi, Link, useNavigate } from "@tanstack/react-router";
 import { useState } from "react";
 import { AttemptView } from "../../components/AttemptView";
@@ -8,8 +8,9 @@ import { useCan } from "../../permissions";
 import { withOffset } from "../../search-params";
 import { catalogId } from "../catalog/search";
 import { ActionResult, type Result } from "../webhooks/parts";
-import { postbacksChanged, sourcesApi, useAttempts } from "./api";
+import { postbacksChanged, sourcesApi } from "./api";
 import { EDIT_PERMISSION, SourceFrame } from "./parts";
+import { attemptsQuery, refreshWhile } from "./queries";
 
 // The page reaches its route by id: its routes module imports it, never the other way.
 const sourcePostbackAttemptsRoute = getRouteApi("/app/catalog/traffic-sources/$sourceId/postbacks/$postbackId");
@@ -43,7 +44,11 @@ function Attempts({ id, postbackId }: { id: number; postbackId: string }) {
   const client = useQueryClient();
   const can = useCan();
   const [until, setUntil] = useState<number | null>(null);
-  const attempts = useAttempts(id, postbackId, search.offset ?? 0, until);
+  // After a resend, the list is asked again until the new attempt shows.
+  const attempts = useQuery({
+    ...attemptsQuery(id, postbackId, search.offset ?? 0),
+    refetchInterval: (query) => refreshWhile(until !== null && (query.state.data?.pagination.total ?? 0) < until),
+  });
   const [result, setResult] = useState<Result>(null);
   const resend = useMutation({
     mutationFn: () => sourcesApi.resend(id, postbackId),

@@ -5,7 +5,7 @@ import { ConfirmButton } from "../../components/ConfirmButton";
 import { Field, FormError, fieldError, formError } from "../../components/Field";
 import { useCan } from "../../permissions";
 import { conversionTypeLabel } from "../../vocabulary";
-import { CATALOG_KEY } from "../catalog/catalog-api";
+import { CATALOG_KEY } from "../catalog/queries";
 import { catalogId } from "../catalog/search";
 import { ActionResult, type Result } from "../webhooks/parts";
 import { insertToken, type SyntaxId, tokenFor } from "../webhooks/template";

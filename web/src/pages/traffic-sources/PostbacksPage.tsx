@@ -1,3 +1,4 @@
+import { useQuery } from "@tanstack/react-query";
 import { getRouteApi, Link, useNavigate } from "@tanstack/react-router";
 import type { FormEvent } from "react";
 import type { Column } from "../../components/DataTable";
@@ -6,8 +7,9 @@ import { HistoryList } from "../../components/HistoryList";
 import { formatDateTime, formatInteger } from "../../format";
 import { withOffset } from "../../search-params";
 import { catalogId } from "../catalog/search";
-import { type SentPostback, usePostbacks } from "./api";
+import type { SentPostback } from "./api";
 import { SourceFrame, StatusBadge, when } from "./parts";
+import { postbacksQuery, refreshWhile, WAITING } from "./queries";
 import { POSTBACK_STATUSES, parsePostbackSearch } from "./search";
 
 // The page reaches its route by id: its routes module imports it, never the other way.
@@ -26,7 +28,10 @@ export function PostbacksPage() {
 function PostbackList({ id, configured }: { id: number; configured: boolean }) {
   const search = sourcePostbacksRoute.useSearch();
   const navigate = useNavigate({ from: "/catalog/traffic-sources/$sourceId/postbacks" });
-  const postbacks = usePostbacks(id, search);
+  const postbacks = useQuery({
+    ...postbacksQuery(id, search),
+    refetchInterval: (query) => refreshWhile(query.state.data?.data.some((p) => WAITING.has(p.status)) ?? false),
+  });
   const filtered = Object.keys(search).some((key) => key !== "offset");
   const sourceId = String(id);
 

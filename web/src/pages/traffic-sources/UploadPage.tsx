@@ -1,3 +1,4 @@
+import { useQuery } from "@tanstack/react-query";
 import { getRouteApi, Link } from "@tanstack/react-router";
 import type { ReactNode } from "react";
 import { type Column, DataTable } from "../../components/DataTable";
@@ -5,8 +6,9 @@ import { Facts } from "../../components/Facts";
 import { ErrorState, Loading } from "../../components/states";
 import { formatDateTime, formatInteger } from "../../format";
 import { catalogId } from "../catalog/search";
-import { type UploadDetail, useUpload } from "./api";
+import type { UploadDetail } from "./api";
 import { answerText, SourceFrame, UploadBadge, when } from "./parts";
+import { uploadQuery } from "./queries";
 
 // The page reaches its route by id: its routes module imports it, never the other way.
 const googleAdsUploadRoute = getRouteApi("/app/catalog/traffic-sources/$sourceId/google-ads/uploads/$uploadId");
@@ -55,7 +57,7 @@ const ITEM_COLUMNS: Column<Item>[] = [
 ];
 
 function UploadView({ id, uploadId }: { id: number; uploadId: string }) {
-  const upload = useUpload(id, uploadId);
+  const upload = useQuery(uploadQuery(id, uploadId));
   if (upload.isPending) return <Loading label="Loading the upload…" />;
   if (upload.isError) return <ErrorState error={upload.error} onRetry={() => void upload.refetch()} />;
   const u = upload.data;

@@ -1,3 +1,4 @@
+import { useQuery } from "@tanstack/react-query";
 import { getRouteApi, Link, useNavigate } from "@tanstack/react-router";
 import type { FormEvent } from "react";
 import type { Column } from "../../components/DataTable";
@@ -7,8 +8,9 @@ import { Empty, ErrorState, Loading } from "../../components/states";
 import { formatDateTime, formatInteger } from "../../format";
 import { withOffset } from "../../search-params";
 import { catalogId } from "../catalog/search";
-import { type Upload, useGoogleAds, useUploads } from "./api";
+import type { Upload } from "./api";
 import { answerText, SourceFrame, UploadBadge, when } from "./parts";
+import { googleAdsQuery, refreshWhile, uploadsQuery } from "./queries";
 import { parseUploadSearch, UPLOAD_STATUSES } from "./search";
 
 // The page reaches its route by id: its routes module imports it, never the other way.
@@ -26,7 +28,7 @@ export function UploadsPage() {
 
 /** The history is the integration's: without one there is none to list (and the API answers 404). */
 function IfSetUp({ id }: { id: number }) {
-  const setting = useGoogleAds(id);
+  const setting = useQuery(googleAdsQuery(id));
   if (setting.isPending) return <Loading label="Loading the Google Ads integration…" />;
   if (setting.isError) return <ErrorState error={setting.error} onRetry={() => void setting.refetch()} />;
   if (setting.data === null) {
@@ -46,7 +48,10 @@ function IfSetUp({ id }: { id: number }) {
 function UploadList({ id }: { id: number }) {
   const search = googleAdsUploadsRoute.useSearch();
   const navigate = useNavigate({ from: "/catalog/traffic-sources/$sourceId/google-ads/uploads" });
-  const uploads = useUploads(id, search);
+  const uploads = useQuery({
+    ...uploadsQuery(id, search),
+    refetchInterval: (query) => refreshWhile(query.state.data?.data.some((u) => u.status === "Retrying") ?? false),
+  });
   const sourceId = String(id);
 
   const onFilter = (event: FormEvent<HTMLFormElement>) => {

@@ -1,3 +1,4 @@
+import { useQuery } from "@tanstack/react-query";
 import { Link } from "@tanstack/react-router";
 import type { ReactNode } from "react";
 import { ErrorState, Loading } from "../../components/states";
@@ -5,7 +6,8 @@ import { formatDateTime } from "../../format";
 import { useCan } from "../../permissions";
 import { CatalogTabs } from "../catalog/CatalogLayout";
 import { StatusBadge } from "../webhooks/parts";
-import { type TrafficSource, useSource } from "./api";
+import type { TrafficSource } from "./api";
+import { sourceQuery } from "./queries";
 import "./traffic-sources.css";
 
 /**
@@ -80,7 +82,7 @@ export function SourceFrame({
   trail?: ReactNode;
   children: (source: TrafficSource) => ReactNode;
 }) {
-  const source = useSource(id);
+  const source = useQuery(sourceQuery(id));
   const name = source.data?.name ?? `#${id}`;
   return (
     <div className="catalog">

@@ -1,6 +1,8 @@
+import type { QueryClient } from "@tanstack/react-query";
 import { createRoute, lazyRouteComponent, notFound } from "@tanstack/react-router";
 import { appRoute } from "../../shell";
 import { catalogId } from "../catalog/search";
+import { sourceQuery } from "./queries";
 import { parseOffsetSearch, parsePostbackSearch, parseUploadSearch } from "./search";
 
 // A traffic source's integrations: beside its catalog form (/catalog/traffic-sources/{id}), one
@@ -10,11 +12,21 @@ function checkSource(sourceId: string): void {
   if (catalogId(sourceId) === undefined) throw notFound();
 }
 
+/**
+ * Every page here shows the source first and what it lists once the source is read: the loader
+ * starts that read and returns, and the page shows its loading and error states itself.
+ */
+function loadSource(queryClient: QueryClient, sourceId: string): void {
+  const id = catalogId(sourceId);
+  if (id !== undefined) void queryClient.prefetchQuery(sourceQuery(id));
+}
+
 /** The postback setting: the click id parameter and where conversions are reported back. */
 const sourcePostbackRoute = createRoute({
   getParentRoute: () => appRoute,
   path: "/catalog/traffic-sources/$sourceId/postback",
   beforeLoad: ({ params }) => checkSource(params.sourceId),
+  loader: ({ context, params }) => loadSource(context.queryClient, params.sourceId),
   component: lazyRouteComponent(() => import("./PostbackSettingPage"), "PostbackSettingPage"),
 });
 
@@ -23,6 +35,7 @@ const sourcePostbacksRoute = createRoute({
   getParentRoute: () => appRoute,
   path: "/catalog/traffic-sources/$sourceId/postbacks",
   beforeLoad: ({ params }) => checkSource(params.sourceId),
+  loader: ({ context, params }) => loadSource(context.queryClient, params.sourceId),
   validateSearch: parsePostbackSearch,
   component: lazyRouteComponent(() => import("./PostbacksPage"), "PostbacksPage"),
 });
@@ -32,6 +45,7 @@ const sourcePostbackAttemptsRoute = createRoute({
   getParentRoute: () => appRoute,
   path: "/catalog/traffic-sources/$sourceId/postbacks/$postbackId",
   beforeLoad: ({ params }) => checkSource(params.sourceId),
+  loader: ({ context, params }) => loadSource(context.queryClient, params.sourceId),
   validateSearch: parseOffsetSearch,
   component: lazyRouteComponent(() => import("./PostbackAttemptsPage"), "PostbackAttemptsPage"),
 });
@@ -41,6 +55,7 @@ const googleAdsRoute = createRoute({
   getParentRoute: () => appRoute,
   path: "/catalog/traffic-sources/$sourceId/google-ads",
   beforeLoad: ({ params }) => checkSource(params.sourceId),
+  loader: ({ context, params }) => loadSource(context.queryClient, params.sourceId),
   component: lazyRouteComponent(() => import("./GoogleAdsPage"), "GoogleAdsPage"),
 });
 
@@ -48,6 +63,7 @@ const googleAdsUploadsRoute = createRoute({
   getParentRoute: () => appRoute,
   path: "/catalog/traffic-sources/$sourceId/google-ads/uploads",
   beforeLoad: ({ params }) => checkSource(params.sourceId),
+  loader: ({ context, params }) => loadSource(context.queryClient, params.sourceId),
   validateSearch: parseUploadSearch,
   component: lazyRouteComponent(() => import("./UploadsPage"), "UploadsPage"),
 });
@@ -56,6 +72,7 @@ const googleAdsUploadRoute = createRoute({
   getParentRoute: () => appRoute,
   path: "/catalog/traffic-sources/$sourceId/google-ads/uploads/$uploadId",
   beforeLoad: ({ params }) => checkSource(params.sourceId),
+  loader: ({ context, params }) => loadSource(context.queryClient, params.sourceId),
   component: lazyRouteComponent(() => import("./UploadPage"), "UploadPage"),
 });
 
