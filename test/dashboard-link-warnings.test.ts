@@ -1,9 +1,17 @@
 import type { Browser } from "playwright-core";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { seedTenancy, startTestApp, type Tenancy, type TestApp } from "./helpers/app.js";
+import type { Tenancy, TestApp } from "./helpers/app.js";
 import { type CatalogFixture, createVia, seedCatalog } from "./helpers/catalog.js";
-import { hasChromium, launchChromium } from "./helpers/chromium.js";
-import { expectAccessible, expectClean, openDashboardPage, screenshot, WAIT_MS } from "./helpers/dashboard-browser.js";
+import { hasChromium } from "./helpers/chromium.js";
+import {
+  expectAccessible,
+  expectClean,
+  openDashboardPage,
+  screenshot,
+  startDashboard,
+  stopDashboard,
+  WAIT_MS,
+} from "./helpers/dashboard-browser.js";
 
 // What the catalog says to the person setting up tracking, in Chromium: a brand link saved without
 // {clickId} gets the API's warning that its conversions cannot be tied to clicks, and the link
@@ -17,17 +25,12 @@ describe.skipIf(!hasChromium)("dashboard: brand link warning and the source's cl
   let origin: string;
 
   beforeAll(async () => {
-    t = await startTestApp();
-    who = await seedTenancy(t, { permissions: ["account.admin"] });
-    cat = await seedCatalog(t, who);
-    origin = await t.app.listen({ port: 0, host: "127.0.0.1" });
-    browser = await launchChromium();
+    ({ t, who, browser, origin } = await startDashboard(async (app, tenancy) => {
+      cat = await seedCatalog(app, tenancy);
+    }));
   }, 120_000);
 
-  afterAll(async () => {
-    await browser?.close();
-    await t?.close();
-  });
+  afterAll(() => stopDashboard({ t, browser }));
 
   it("shows the warning of a brand link without {clickId} and the macro in a generated URL", {
     timeout: 180_000,

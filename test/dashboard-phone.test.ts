@@ -1,9 +1,17 @@
 import type { Browser, Page } from "playwright-core";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { seedTenancy, startTestApp, type Tenancy, type TestApp } from "./helpers/app.js";
+import type { Tenancy, TestApp } from "./helpers/app.js";
 import { clickThrough, seedCatalog } from "./helpers/catalog.js";
-import { hasChromium, launchChromium } from "./helpers/chromium.js";
-import { expectAccessible, expectClean, openDashboardPage, screenshot, WAIT_MS } from "./helpers/dashboard-browser.js";
+import { hasChromium } from "./helpers/chromium.js";
+import {
+  expectAccessible,
+  expectClean,
+  openDashboardPage,
+  screenshot,
+  startDashboard,
+  stopDashboard,
+  WAIT_MS,
+} from "./helpers/dashboard-browser.js";
 
 // The dashboard on a phone, by touch: a 390 px touch screen signs in with taps, opens every page
 // from the menu (which closes on the page it leads to), and no page runs off the screen.
@@ -36,19 +44,14 @@ describe.skipIf(!hasChromium)("dashboard on a phone", () => {
   let origin: string;
 
   beforeAll(async () => {
-    t = await startTestApp();
-    who = await seedTenancy(t, { permissions: ["account.admin"] });
-    const cat = await seedCatalog(t, who);
-    for (let i = 0; i < 3; i += 1) await clickThrough(t, cat, `?pa=sub-${i}`);
-    await t.ctx.tracking.clicks.flush();
-    origin = await t.app.listen({ port: 0, host: "127.0.0.1" });
-    browser = await launchChromium();
+    ({ t, who, browser, origin } = await startDashboard(async (app, tenancy) => {
+      const cat = await seedCatalog(app, tenancy);
+      for (let i = 0; i < 3; i += 1) await clickThrough(app, cat, `?pa=sub-${i}`);
+      await app.ctx.tracking.clicks.flush();
+    }));
   }, 120_000);
 
-  afterAll(async () => {
-    await browser?.close();
-    await t?.close();
-  });
+  afterAll(() => stopDashboard({ t, browser }));
 
   it("signs in and reaches every page through the menu by touch", { timeout: 300_000 }, async () => {
     const { context, page, log } = await openDashboardPage(browser, origin, { phone: true });
