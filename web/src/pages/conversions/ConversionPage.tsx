@@ -1,14 +1,15 @@
 import { useQuery } from "@tanstack/react-query";
 import { getRouteApi, Link } from "@tanstack/react-router";
-import { ApiFailure, api, unwrap } from "../../api/client";
+import { ApiFailure } from "../../api/client";
 import { Fact } from "../../components/Facts";
 import { ErrorState, Loading } from "../../components/states";
 import { formatDateTime } from "../../format";
 import { CatalogName } from "./CatalogName";
 import { ConversionValue } from "./ConversionValue";
 import { Postbacks } from "./Postbacks";
+import { conversionRecordQuery } from "./queries";
 import { StatusBadge } from "./StatusBadge";
-import { conversionKeys, StatusSection } from "./StatusSection";
+import { StatusSection } from "./StatusSection";
 import { typeLabel } from "./search";
 import "./conversions.css";
 
@@ -21,11 +22,7 @@ const isNotFound = (error: unknown) => error instanceof ApiFailure && error.stat
 
 export function ConversionPage() {
   const { conversionId } = conversionRoute.useParams();
-  const conversion = useQuery({
-    queryKey: conversionKeys.one(conversionId),
-    queryFn: async () =>
-      (await unwrap(api.GET("/api/v1/conversions/{id}", { params: { path: { id: conversionId } } }))).data,
-  });
+  const conversion = useQuery(conversionRecordQuery(conversionId));
 
   return (
     <div className="conversion-page">

@@ -2,7 +2,6 @@ import { keepPreviousData, useQuery } from "@tanstack/react-query";
 import { getRouteApi, Link, useNavigate } from "@tanstack/react-router";
 import { type FormEvent, useMemo, useState } from "react";
 import { useAccountTimeZone } from "../../account-time-zone";
-import { api, unwrap } from "../../api/client";
 import { type Column, DataTable } from "../../components/DataTable";
 import { Field, fieldError } from "../../components/Field";
 import { Pager } from "../../components/Pager";
@@ -15,6 +14,7 @@ import { useCan } from "../../permissions";
 import { catalogPicker } from "../catalog/picker-sources";
 import { ConversionValue } from "./ConversionValue";
 import { conversionsCsv, EXPORT_MAX_ROWS, exportConversions } from "./export-csv";
+import { conversionsQuery } from "./queries";
 import { StatusBadge } from "./StatusBadge";
 import {
   CONVERSION_STATUSES,
@@ -23,7 +23,6 @@ import {
   type ConversionSearch,
   type ConversionStatus,
   type ConversionType,
-  conversionQuery,
   shortDateTime,
   statusLabel,
   statusList,
@@ -136,10 +135,8 @@ export function ConversionsPage() {
   const go = (next: ConversionSearch) => void navigate({ to: "/conversions", search: next });
   // The dates filter by the account's days: asked once the zone is known, so the page can name it.
   const account = useAccountTimeZone();
-  const query = conversionQuery(search, account.zone);
   const list = useQuery({
-    queryKey: ["conversions", query],
-    queryFn: () => unwrap(api.GET("/api/v1/conversions", { params: { query } })),
+    ...conversionsQuery(search, account.zone),
     enabled: account.settled,
     placeholderData: keepPreviousData,
   });

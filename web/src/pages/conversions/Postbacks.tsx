@@ -1,12 +1,12 @@
 import { useQuery } from "@tanstack/react-query";
 import { Link } from "@tanstack/react-router";
 import { useState } from "react";
-import { api, unwrap } from "../../api/client";
 import type { Column } from "../../components/DataTable";
 import { HistoryList } from "../../components/HistoryList";
 import { ErrorState, Loading } from "../../components/states";
 import { formatDateTime, formatInteger } from "../../format";
 import { useMe } from "../../me";
+import { allWebhooksQuery, conversionEventsQuery } from "../webhooks/queries";
 import { StatusBadge as ConversionStatusBadge } from "./StatusBadge";
 import { shortDateTime } from "./search";
 
@@ -43,23 +43,12 @@ export function Postbacks({ conversionId }: { conversionId: string }) {
   const allowed = me.data?.permissions.includes("account.admin") ?? false;
   const [offset, setOffset] = useState(0);
   const events = useQuery({
-    queryKey: ["webhook-events", { conversionId, offset }],
-    queryFn: () =>
-      unwrap(
-        api.GET("/api/v1/conversions/outgoing/webhooks/events", {
-          params: { query: { conversionId, offset, limit: PAGE_SIZE } },
-        }),
-      ),
+    ...conversionEventsQuery(conversionId, offset, PAGE_SIZE),
     enabled: allowed,
     refetchInterval: (query) => (query.state.data?.data.some((e) => WAITING.has(e.status)) ? 3_000 : false),
   });
-  const hooks = useQuery({
-    queryKey: ["webhooks", "names"],
-    queryFn: () =>
-      unwrap(api.GET("/api/v1/conversions/outgoing/webhooks/settings", { params: { query: { limit: 500 } } })),
-    enabled: allowed,
-  });
-  const names = new Map((hooks.data?.data ?? []).map((h) => [h.id, h.name]));
+  const hooks = useQuery({ ...allWebhooksQuery, enabled: allowed });
+  const names = new Map((hooks.data ?? []).map((h) => [h.id, h.name]));
 
   const columns: Column<PostbackRow>[] = [
     {

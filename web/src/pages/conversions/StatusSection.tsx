@@ -7,6 +7,7 @@ import { Field, FormError, fieldError, formError } from "../../components/Field"
 import { ErrorState, Loading } from "../../components/states";
 import { formatDateTime } from "../../format";
 import { useCan } from "../../permissions";
+import { CONVERSIONS, conversionHistoryQuery } from "./queries";
 import { StatusBadge } from "./StatusBadge";
 import { CONVERSION_STATUSES, type ConversionStatus, shortDateTime, statusLabel } from "./search";
 
@@ -17,13 +18,6 @@ type HistoryEntry =
 const UPDATE_PERMISSION = "conversions.update";
 /** The API's bound on a reason. */
 const REASON_MAX = 500;
-
-/** Query keys under the conversions' own, so a change refreshes the list, the record and its history. */
-export const conversionKeys = {
-  all: ["conversions"] as const,
-  one: (id: string) => ["conversions", "one", id] as const,
-  history: (id: string) => ["conversions", "history", id] as const,
-};
 
 const SOURCE_LABELS: Record<HistoryEntry["source"], string> = {
   postback: "Postback",
@@ -90,11 +84,7 @@ export function StatusSection({ conversionId, status }: { conversionId: string; 
   const can = useCan();
   // Above the form, which starts afresh from each new status: the API's answer outlives it.
   const [done, setDone] = useState<string | null>(null);
-  const history = useQuery({
-    queryKey: conversionKeys.history(conversionId),
-    queryFn: async () =>
-      (await unwrap(api.GET("/api/v1/conversions/{id}/history", { params: { path: { id: conversionId } } }))).data,
-  });
+  const history = useQuery(conversionHistoryQuery(conversionId));
   return (
     <section className="panel status-history" aria-labelledby="status-title" aria-busy={history.isFetching}>
       <div className="status-head">
@@ -151,7 +141,7 @@ function ChangeStatus({
     onSuccess: async (answer) => {
       setDone(answer.message);
       setReason("");
-      await client.invalidateQueries({ queryKey: conversionKeys.all });
+      await client.invalidateQueries({ queryKey: CONVERSIONS });
     },
     onError: () => setDone(null),
   });

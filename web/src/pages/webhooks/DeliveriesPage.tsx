@@ -1,3 +1,4 @@
+import { useQuery } from "@tanstack/react-query";
 import { getRouteApi, Link, useNavigate } from "@tanstack/react-router";
 import type { FormEvent } from "react";
 import type { Column } from "../../components/DataTable";
@@ -8,8 +9,9 @@ import { useCan } from "../../permissions";
 import { withOffset } from "../../search-params";
 import { conversionTypeLabel } from "../../vocabulary";
 import { StatusBadge as ConversionStatusBadge } from "../conversions/StatusBadge";
-import { type DeliveryEvent, useAllWebhooks, useEvents } from "./api";
+import type { DeliveryEvent } from "./api";
 import { StatusBadge, WebhookTabs } from "./parts";
+import { allWebhooksQuery, eventsQuery, refreshWhileWaiting } from "./queries";
 import { RangeActions } from "./RangeActions";
 import { EVENT_STATUSES, parseDeliverySearch } from "./search";
 
@@ -23,8 +25,15 @@ export function DeliveriesPage() {
   const search = deliveriesRoute.useSearch();
   const navigate = useNavigate({ from: "/webhooks/deliveries" });
   const can = useCan();
-  const events = useEvents(search);
-  const webhooks = useAllWebhooks();
+  const events = useQuery({
+    ...eventsQuery(search),
+    // The worker sends waiting events on its own: the log follows until none on the page is waiting.
+    refetchInterval: (query) =>
+      refreshWhileWaiting(
+        query.state.data?.data.some((e) => e.status === "Queued" || e.status === "Retrying") ?? false,
+      ),
+  });
+  const webhooks = useQuery(allWebhooksQuery);
   const nameOf = (id: string) => webhooks.data?.find((w) => w.id === id)?.name ?? id;
   const filtered = Object.keys(search).some((key) => key !== "offset");
 

@@ -1,4 +1,4 @@
-import { useMutation, useQueryClient } from "@tanstack/react-query";
+import { useMutation, useQuery, useQueryClient } from "@tanstack/react-query";
 import { getRouteApi, Link, useNavigate } from "@tanstack/react-router";
 import { type ReactNode, useState } from "react";
 import { AttemptView } from "../../components/AttemptView";
@@ -10,8 +10,10 @@ import { formatDateTime, formatInteger } from "../../format";
 import { useCan } from "../../permissions";
 import { withOffset } from "../../search-params";
 import { StatusBadge as ConversionStatusBadge } from "../conversions/StatusBadge";
-import { type DeliveryEvent, eventsChanged, useAttempts, useEvent, useWebhook, webhooksApi } from "./api";
+import { type DeliveryEvent, eventsChanged, webhooksApi } from "./api";
 import { ActionResult, type Result, StatusBadge } from "./parts";
+import { attemptsQuery, eventQuery, refreshWhileWaiting, webhookQuery } from "./queries";
+import { changesSoon } from "./search";
 
 // The page reaches its route by id: its routes module imports it, never the other way.
 const deliveryRoute = getRouteApi("/app/webhooks/deliveries/$eventId");
@@ -21,7 +23,11 @@ const when = (iso: string | null) => (iso ? formatDateTime(iso) : "—");
 /** One delivery event (GET events/{id}) and its attempts, each with the request sent and the answer got. */
 export function DeliveryPage() {
   const { eventId } = deliveryRoute.useParams();
-  const event = useEvent(eventId);
+  const event = useQuery({
+    ...eventQuery(eventId),
+    refetchInterval: (query) =>
+      refreshWhileWaiting(query.state.data ? changesSoon(query.state.data, Date.now()) : false),
+  });
   return (
     <>
       <p className="breadcrumb">
@@ -45,7 +51,7 @@ function Delivery({ event }: { event: DeliveryEvent }) {
   const client = useQueryClient();
   const navigate = useNavigate();
   const can = useCan();
-  const webhook = useWebhook(event.webhookId);
+  const webhook = useQuery(webhookQuery(event.webhookId));
   const [result, setResult] = useState<Result>(null);
   const resend = useMutation({
     mutationFn: () => webhooksApi.resend(event.id),
@@ -128,7 +134,10 @@ function Attempts({ event }: { event: DeliveryEvent }) {
   const search = deliveryRoute.useSearch();
   const navigate = useNavigate({ from: "/webhooks/deliveries/$eventId" });
   const offset = search.offset ?? 0;
-  const attempts = useAttempts(event.id, offset, event.attempts);
+  const attempts = useQuery({
+    ...attemptsQuery(event.id, offset, event.attempts),
+    enabled: event.attempts !== undefined,
+  });
   return (
     <section aria-labelledby="attempts-title">
       <h2 id="attempts-title" className="attempts-title">

@@ -1,7 +1,8 @@
+import { useQuery } from "@tanstack/react-query";
 import { useEffect, useRef, useState } from "react";
 import { Field } from "../../components/Field";
 import { messageOf } from "../../components/states";
-import { usePlaceholders, useUrlCheck } from "./api";
+import { placeholdersQuery, urlCheckQuery } from "./queries";
 import { insertToken, SYNTAXES, type SyntaxId, tokenFor } from "./template";
 
 /** How long typing must pause before the URL is checked, so the API is not asked at every key. */
@@ -32,7 +33,7 @@ export function UrlField({
 }) {
   const input = useRef<HTMLInputElement>(null);
   const settled = useSettled(value, CHECK_DELAY_MS);
-  const check = useUrlCheck(settled);
+  const check = useQuery({ ...urlCheckQuery(settled), enabled: settled.trim() !== "" });
   const [syntax, setSyntax] = useState<SyntaxId>("braces");
   const current = settled === value && check.data && !check.isFetching ? check.data : undefined;
 
@@ -103,7 +104,7 @@ export function PlaceholderHelp({
   onInsert: (name: string) => void;
   extra?: readonly string[];
 }) {
-  const placeholders = usePlaceholders();
+  const placeholders = useQuery(placeholdersQuery);
   const names = [
     ...(placeholders.data ?? []),
     ...extra

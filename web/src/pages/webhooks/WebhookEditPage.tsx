@@ -1,11 +1,12 @@
-import { useMutation, useQueryClient } from "@tanstack/react-query";
+import { useMutation, useQuery, useQueryClient } from "@tanstack/react-query";
 import { getRouteApi, Link, useNavigate } from "@tanstack/react-router";
 import { useState } from "react";
 import { ErrorState, Loading, messageOf } from "../../components/states";
 import { formatDateTime } from "../../format";
 import { useCan } from "../../permissions";
-import { type NewWebhook, useWebhook, type Webhook, webhookChanged, webhooksApi } from "./api";
+import { type NewWebhook, type Webhook, webhookChanged, webhooksApi } from "./api";
 import { ActionResult, type Result, StatusBadge } from "./parts";
+import { webhookQuery } from "./queries";
 import { draftOf, emptyDraft, WebhookForm } from "./WebhookForm";
 
 // The page reaches its route by id: its routes module imports it, never the other way.
@@ -54,7 +55,7 @@ export function NewWebhookPage() {
 export function EditWebhookPage() {
   const { webhookId } = editWebhookRoute.useParams();
   const { created } = editWebhookRoute.useSearch();
-  const webhook = useWebhook(webhookId);
+  const webhook = useQuery(webhookQuery(webhookId));
   return (
     <>
       <Breadcrumb name={webhook.data?.name ?? "Webhook"} />

@@ -1,9 +1,11 @@
+import { useQuery } from "@tanstack/react-query";
 import { type FormEvent, useId, useMemo, useState } from "react";
 import { Field, FormError, fieldError, formError } from "../../components/Field";
 import { SearchPicker } from "../../components/SearchPicker";
 import { conversionTypeLabel } from "../../vocabulary";
 import { catalogPicker } from "../catalog/picker-sources";
-import { type AttributionSource, type ConversionType, type NewWebhook, useTenantSettings, type Webhook } from "./api";
+import { settingsQuery } from "../settings/queries";
+import type { AttributionSource, ConversionType, NewWebhook, Webhook } from "./api";
 import { formatEventNames, parseEventNames } from "./template";
 import { UrlField } from "./UrlField";
 
@@ -86,7 +88,8 @@ export function WebhookForm({
   // The URL the last save sent: the API's refusal of it stands until the person changes it.
   const [sentUrl, setSentUrl] = useState<string>();
   const sources = useMemo(() => catalogPicker("traffic-sources"), []);
-  const settings = useTenantSettings();
+  // Whether Click postbacks are on for the tenant (its entitlements, GET /settings).
+  const settings = useQuery(settingsQuery);
   const set = <K extends keyof WebhookDraft>(key: K, value: WebhookDraft[K]) =>
     setDraft((d) => ({ ...d, [key]: value }));
   const clickOn = settings.data?.entitlements.clickWebhooks === true || draft.conversionTypes.includes("Click");

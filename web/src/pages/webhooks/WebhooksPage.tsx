@@ -1,4 +1,4 @@
-import { useMutation, useQueryClient } from "@tanstack/react-query";
+import { useMutation, useQueries, useQuery, useQueryClient } from "@tanstack/react-query";
 import { getRouteApi, Link, useNavigate } from "@tanstack/react-router";
 import { type FormEvent, useState } from "react";
 import { ConfirmButton } from "../../components/ConfirmButton";
@@ -9,8 +9,9 @@ import { ErrorState, Loading, messageOf } from "../../components/states";
 import { formatDateTime } from "../../format";
 import { useCan } from "../../permissions";
 import { withOffset } from "../../search-params";
-import { useTrafficSources, useWebhookList, type Webhook, webhookChanged, webhooksApi } from "./api";
+import { type Webhook, webhookChanged, webhooksApi } from "./api";
 import { ActionResult, type Result, StatusBadge, WebhookTabs } from "./parts";
+import { allWebhooksQuery, webhookListQuery, webhookSourceQuery } from "./queries";
 import { WEBHOOK_STATUSES, type WebhookListSearch } from "./search";
 
 // The page reaches its route by id: its routes module imports it, never the other way.
@@ -21,7 +22,7 @@ export function WebhooksPage() {
   const search = webhooksRoute.useSearch();
   const navigate = useNavigate({ from: "/webhooks" });
   const can = useCan();
-  const list = useWebhookList(search);
+  const list = useQuery(webhookListQuery(search));
   const sources = useTrafficSources();
   const [result, setResult] = useState<Result>(null);
   const sourceName = (id: number | null) =>
@@ -241,4 +242,19 @@ function RowActions({
       )}
     </div>
   );
+}
+
+/**
+ * The traffic sources the tenant's webhooks fire for, read one by one (the form finds others by
+ * typing): their names for the webhook list.
+ */
+function useTrafficSources() {
+  const webhooks = useQuery(allWebhooksQuery);
+  const ids = [
+    ...new Set((webhooks.data ?? []).flatMap((w) => (w.trafficSourceId === null ? [] : [w.trafficSourceId]))),
+  ];
+  return useQueries({
+    queries: ids.map(webhookSourceQuery),
+    combine: (results) => ({ data: results.flatMap((result) => (result.data ? [result.data] : [])) }),
+  });
 }
