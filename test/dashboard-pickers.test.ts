@@ -25,7 +25,7 @@ describe.skipIf(!hasChromium)("dashboard searchable pickers", () => {
   let fixture: CatalogFixture;
   let browser: Browser;
   let origin: string;
-  const newest = { link: 0, source: 0, tracker: 0 };
+  const newest = { link: 0, source: 0, tracker: 0, brand: 0, program: 0 };
 
   beforeAll(async () => {
     t = await startTestApp();
@@ -49,9 +49,16 @@ describe.skipIf(!hasChromium)("dashboard searchable pickers", () => {
        select $1, 'bulk-tracker-' || n, $2, $2 from generate_series(1, $3::int) n`,
       [who.tenantId, now, MANY],
     );
+    await t.ctx.db.query(
+      `insert into brands (tenant_id, name, created_at, updated_at)
+       select $1, 'bulk brand ' || n, $2, $2 from generate_series(1, $3::int) n`,
+      [who.tenantId, now, MANY],
+    );
+    newest.brand = await createVia(t, who, "brands", { name: "Zephyr Slots" });
     // Same link name in two accounts: only the brand and account tell them apart.
     const brand = await createVia(t, who, "brands", { name: "Nova Casino" });
     const program = await createVia(t, who, "programs", { name: "Nova partners", brandIds: [brand] });
+    newest.program = program;
     const acme = await createVia(t, who, "accounts", { name: "Acme account", programId: program });
     const zen = await createVia(t, who, "accounts", { name: "Zen media", programId: program });
     const url = "https://nova.example/?c={clickId}";
@@ -186,4 +193,41 @@ describe.skipIf(!hasChromium)("dashboard searchable pickers", () => {
       }
     });
   }
+
+  it("lists a program's first 500 brands and finds any other by typing", { timeout: 180_000 }, async () => {
+    const { context, page, log } = await openDashboardPage(browser, origin);
+    try {
+      await page.goto(`${origin}/sign-in`);
+      await signIn(page, who);
+      await page.goto(`${origin}/catalog/programs/${newest.program}`);
+      const brands = page.getByRole("group", { name: "Brands" });
+      await brands.getByRole("checkbox", { name: "Nova Casino" }).waitFor({ timeout: WAIT_MS });
+      expect(await brands.getByRole("checkbox").count()).toBe(501);
+      expect(await brands.getByRole("checkbox", { name: "Zephyr Slots" }).count()).toBe(0);
+      await brands.getByText(/The first 500 of 52\d brands are listed; find any other below/).waitFor();
+      await pickFromPicker(page, "Add a brand not listed", "Zephyr", "Zephyr Slots");
+      const added = brands.getByRole("checkbox", { name: "Zephyr Slots" });
+      await added.waitFor({ timeout: WAIT_MS });
+      expect(await added.isChecked()).toBe(true);
+      await screenshot(page, "pickers-05-program-brand-beyond-500");
+      await expectAccessible(page);
+      await page.getByRole("button", { name: /^Save/ }).click();
+      await expect
+        .poll(
+          async () => {
+            const res = await t.call({
+              method: "GET",
+              url: `/api/v1/programs/${newest.program}`,
+              headers: { authorization: who.apiKey },
+            });
+            return res.json().data.brandIds;
+          },
+          { timeout: WAIT_MS },
+        )
+        .toContain(newest.brand);
+      expectClean(log);
+    } finally {
+      await context.close();
+    }
+  });
 });

@@ -2,6 +2,7 @@ import { useQuery } from "@tanstack/react-query";
 import { useId, useMemo } from "react";
 import { Field } from "../../components/Field";
 import { SearchPicker } from "../../components/SearchPicker";
+import { type PickerSource, shownLabel } from "../../components/SearchPickerModel";
 import { messageOf } from "../../components/states";
 import { formatInteger } from "../../format";
 import { ENTITIES, type EntityKey, type FieldSpec } from "./entities";
@@ -51,19 +52,26 @@ export function EntityField(props: ControlProps) {
   );
 }
 
-/** When a picker cannot offer every row, it says so (the API's largest page is the limit). */
+/** When the checkboxes cannot list every row, they say where the others are (the API's largest page is the limit). */
 function optionsHint(entity: EntityKey, total: number | undefined): string | undefined {
   if (total === undefined || total <= OPTIONS_LIMIT) return undefined;
-  return `The first ${formatInteger(OPTIONS_LIMIT)} of ${formatInteger(total)} ${ENTITIES[entity].plural.toLowerCase()} are offered.`;
+  const plural = ENTITIES[entity].plural.toLowerCase();
+  return `The first ${formatInteger(OPTIONS_LIMIT)} of ${formatInteger(total)} ${plural} are listed; find any other below.`;
 }
 
-/** The rows a picker offers, with the chosen ones it would otherwise miss (beyond the first page). */
-function withChosen(rows: CatalogRow[], chosen: string[]): { value: string; label: string }[] {
-  const options = rows.map((row) => ({ value: String(row.id), label: row.name }));
-  for (const id of chosen) {
-    if (id !== "" && !options.some((o) => o.value === id)) options.push({ value: id, label: `#${id}` });
-  }
-  return options;
+/** The rows listed, after the chosen ones beyond the first page (first, so they are seen; named by ChosenName). */
+function withChosen(rows: CatalogRow[], chosen: string[]): { value: string; label: string | undefined }[] {
+  const listed = rows.map((row) => ({ value: String(row.id), label: row.name as string | undefined }));
+  const beyond = chosen
+    .filter((id) => id !== "" && !listed.some((o) => o.value === id))
+    .map((id) => ({ value: id, label: undefined }));
+  return [...beyond, ...listed];
+}
+
+/** A chosen row the first page does not hold, read by id for its name. */
+function ChosenName({ source, id }: { source: PickerSource; id: string }) {
+  const row = useQuery({ queryKey: [...source.key, "one", Number(id)], queryFn: () => source.one(Number(id)) });
+  return <>{row.data ? shownLabel(row.data) : `#${id}`}</>;
 }
 
 function RefField({ field, value, onChange, error, entity }: ControlProps & { entity: EntityKey }) {
@@ -123,6 +131,9 @@ function RefsField({ field, value, onChange, error, entity }: ControlProps & { e
   const toggle = (option: string, on: boolean) =>
     onChange(on ? [...chosen, option] : chosen.filter((other) => other !== option));
   const list = withChosen(options.data?.rows ?? [], chosen);
+  const source = useMemo(() => catalogPicker(entity), [entity]);
+  // More rows than the checkboxes list: the others are found by typing, and join the list checked.
+  const more = (options.data?.page.total ?? 0) > OPTIONS_LIMIT;
   return (
     <fieldset
       className="field catalog-refs"
@@ -145,11 +156,21 @@ function RefsField({ field, value, onChange, error, entity }: ControlProps & { e
                   checked={chosen.includes(option.value)}
                   onChange={(e) => toggle(option.value, e.target.checked)}
                 />{" "}
-                {option.label}
+                {option.label ?? <ChosenName source={source} id={option.value} />}
               </label>
             </li>
           ))}
         </ul>
+      )}
+      {more && (
+        <SearchPicker
+          label={`Add a ${ENTITIES[entity].singular.toLowerCase()} not listed`}
+          source={source}
+          value={undefined}
+          onChange={(picked) => {
+            if (picked !== undefined && !chosen.includes(String(picked))) onChange([...chosen, String(picked)]);
+          }}
+        />
       )}
       {hint && (
         <p id={`${id}-hint`} className="muted small">
