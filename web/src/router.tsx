@@ -1,22 +1,26 @@
 import { QueryClient } from "@tanstack/react-query";
 import { createRoute, createRouter } from "@tanstack/react-router";
+import { loadReportZone } from "./account-time-zone";
 import { ApiFailure } from "./api/client";
-import { isDay } from "./dates";
+import { isDay, previousPeriod } from "./dates";
 import { apiKeysRoutes } from "./pages/api-keys/routes";
 import { catalogRoutes } from "./pages/catalog/routes";
 import { compositesRoutes } from "./pages/composites/routes";
 import { conversionsRoutes } from "./pages/conversions/routes";
+import { openIssuesQuery } from "./pages/issues/queries";
 import { issuesRoutes } from "./pages/issues/routes";
 import { logsRoutes } from "./pages/logs/routes";
 import { mcpRoutes } from "./pages/mcp/routes";
 import { notificationsRoutes } from "./pages/notifications/routes";
 import { Overview } from "./pages/Overview";
+import { dailyQuery, overviewRange, totalsQuery } from "./pages/overview/queries";
 import { reportsRoutes } from "./pages/reports/routes";
 import { SignIn } from "./pages/SignIn";
 import { settingsRoutes } from "./pages/settings/routes";
 import { trafficSourceRoutes } from "./pages/traffic-sources/routes";
 import { usageRoutes } from "./pages/usage/routes";
 import { webhooksRoutes } from "./pages/webhooks/routes";
+import { prefetchIfAllowed } from "./prefetch";
 import { currencyParam, timeZoneParam } from "./search-params";
 import { appRoute, rootRoute } from "./shell";
 
@@ -72,6 +76,20 @@ const overviewRoute = createRoute({
       ...(currency ? { currency } : {}),
       ...(tz ? { tz } : {}),
     };
+  },
+  loaderDeps: ({ search }) => search,
+  // Starts the figures in the zone the page will ask in (and the open issues for an admin), and
+  // returns: the page shows its loading and error states itself.
+  loader: ({ context: { queryClient }, deps }) => {
+    prefetchIfAllowed(queryClient, "account.admin", () => queryClient.prefetchQuery(openIssuesQuery));
+    void loadReportZone(queryClient, deps.tz).then((zone) => {
+      const range = overviewRange(deps, zone, Date.now());
+      return Promise.all([
+        queryClient.prefetchQuery(totalsQuery(range, zone, deps.currency)),
+        queryClient.prefetchQuery(totalsQuery(previousPeriod(range), zone, deps.currency)),
+        queryClient.prefetchQuery(dailyQuery(range, zone)),
+      ]);
+    });
   },
   component: Overview,
 });

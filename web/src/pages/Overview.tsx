@@ -2,30 +2,24 @@ import { useQuery } from "@tanstack/react-query";
 import { getRouteApi, Link, useNavigate } from "@tanstack/react-router";
 import { type FormEvent, lazy, Suspense, useEffect, useState } from "react";
 import { useReportZone } from "../account-time-zone";
-import { api, unwrap } from "../api/client";
 import { CurrencyPicker, UnconvertedNotice } from "../components/Currency";
 import { fieldError } from "../components/Field";
 import { Empty, ErrorState, Loading } from "../components/states";
 import { TimeZonePicker } from "../components/TimeZonePicker";
-import type { ReportMeta } from "../currency";
-import { type DayRange, daysOf, lengthInDays, previousPeriod, rangeProblem } from "../dates";
+import { type DayRange, lengthInDays, previousPeriod, rangeProblem } from "../dates";
 import { formatChange, formatDateTime, formatInteger, formatMoney, formatPercent } from "../format";
 import { useMe } from "../me";
 import { PERIOD_PRESETS, PRESET_LABELS, presetRange } from "../periods";
 import type { OverviewSearch } from "../router";
 import { METRIC_LABELS } from "../vocabulary";
+import { openIssuesQuery } from "./issues/queries";
+import { dailyQuery, overviewRange, type Stat, totalsQuery } from "./overview/queries";
 
 // The page reaches its route by id: its routes module imports it, never the other way.
 const overviewRoute = getRouteApi("/app/");
 
 // ECharts is the largest dependency: it loads beside the figures, not before them.
 const DailyChart = lazy(() => import("../components/DailyChart"));
-
-// Signups and first-time deposits are cards of their own: one "Conversions" figure read the
-// report's `signups` alone, so deposits never showed on the overview.
-const STATS = ["clicks", "signups", "firstTimeDeposit", "commission", "conversionRate"] as const;
-type Stat = (typeof STATS)[number];
-type Totals = Record<Stat, number>;
 
 /** Each card's figure; money in the answer's currency (`meta.currency`), named in its hint. */
 const CARDS: {
@@ -51,69 +45,6 @@ const CARDS: {
   },
 ];
 
-const num = (value: unknown) => (typeof value === "number" ? value : Number(value ?? 0) || 0);
-
-/**
- * The performance report's totals over a range of `zone`'s days (no breakdown: one row, or none
- * without traffic), in `currency` (none: the tenant's reporting currency), with what the amounts
- * and days are in.
- */
-async function totals(
-  range: DayRange,
-  zone: string,
-  currency: string | undefined,
-): Promise<{ totals: Totals; meta: ReportMeta }> {
-  const answer = await unwrap(
-    api.GET("/api/v1/reports/events/performance", {
-      params: {
-        query: {
-          stats: STATS.join(","),
-          conversionDateFrom: range.from,
-          conversionDateTo: range.to,
-          timeZone: zone,
-          ...(currency ? { currency } : {}),
-        },
-      },
-    }),
-  );
-  const row = Array.isArray(answer.data) ? (answer.data[0] ?? {}) : {};
-  return {
-    totals: Object.fromEntries(STATS.map((s) => [s, num((row as Record<string, unknown>)[s])])) as Totals,
-    meta: answer.meta,
-  };
-}
-
-interface DailyPoint {
-  day: string;
-  clicks: number;
-  signups: number;
-}
-
-/** Clicks and signups per day of `zone`; days without traffic are zero (the report leaves them out). */
-async function daily(range: DayRange, zone: string): Promise<DailyPoint[]> {
-  const answer = await unwrap(
-    api.GET("/api/v1/reports/events/performance", {
-      params: {
-        query: {
-          fields: "date",
-          stats: "clicks,signups",
-          conversionDateFrom: range.from,
-          conversionDateTo: range.to,
-          timeZone: zone,
-          limit: 999,
-        },
-      },
-    }),
-  );
-  const byDay = new Map<string, Record<string, unknown>>();
-  if (Array.isArray(answer.data)) for (const row of answer.data) byDay.set(String(row.date), row);
-  return daysOf(range).map((day) => ({
-    day,
-    clicks: num(byDay.get(day)?.clicks),
-    signups: num(byDay.get(day)?.signups),
-  }));
-}
-
 function describeRange(range: DayRange): string {
   return range.from === range.to ? range.from : `${range.from} to ${range.to}`;
 }
@@ -123,21 +54,12 @@ export function Overview() {
   // The zone chosen, else the account's: the figures wait until it is known.
   const { zone, accountZone, ready } = useReportZone(search.tz);
   const now = Date.now();
-  const range: DayRange =
-    search.from && search.to ? { from: search.from, to: search.to } : presetRange("30d", zone, now);
+  const range = overviewRange(search, zone, now);
   const previous = previousPeriod(range);
   const currency = search.currency;
-  const current = useQuery({
-    queryKey: ["totals", range, zone, currency],
-    queryFn: () => totals(range, zone, currency),
-    enabled: ready,
-  });
-  const before = useQuery({
-    queryKey: ["totals", previous, zone, currency],
-    queryFn: () => totals(previous, zone, currency),
-    enabled: ready,
-  });
-  const days = useQuery({ queryKey: ["daily", range, zone], queryFn: () => daily(range, zone), enabled: ready });
+  const current = useQuery({ ...totalsQuery(range, zone, currency), enabled: ready });
+  const before = useQuery({ ...totalsQuery(previous, zone, currency), enabled: ready });
+  const days = useQuery({ ...dailyQuery(range, zone), enabled: ready });
 
   return (
     <>
@@ -348,11 +270,7 @@ function OpenIssues() {
   const me = useMe();
   // Issues need account.admin: a person without it is not offered the panel at all.
   const allowed = me.data?.permissions.includes("account.admin") ?? false;
-  const issues = useQuery({
-    queryKey: ["issues", "open"],
-    queryFn: async () => unwrap(api.GET("/api/v1/issues", { params: { query: { status: "open", limit: 10 } } })),
-    enabled: allowed,
-  });
+  const issues = useQuery({ ...openIssuesQuery, enabled: allowed });
   if (me.isSuccess && !allowed) return null;
   return (
     <section className="panel" aria-labelledby="issues-title">

@@ -1,7 +1,7 @@
 import { keepPreviousData, useQuery } from "@tanstack/react-query";
 import { getRouteApi, Link, useNavigate } from "@tanstack/react-router";
 import { useReportZone } from "../../account-time-zone";
-import { ApiFailure, api, unwrap } from "../../api/client";
+import { ApiFailure } from "../../api/client";
 import { CurrencyPicker, UnconvertedNotice } from "../../components/Currency";
 import { fieldError } from "../../components/Field";
 import { Pager } from "../../components/Pager";
@@ -11,15 +11,13 @@ import { TimeZonePicker } from "../../components/TimeZonePicker";
 import { CompositeToolbar } from "./CompositeToolbar";
 import { MetricsTable } from "./MetricsTable";
 import { PeriodControls, PeriodSummary } from "./PeriodControls";
-import { type CompositeSearch, changed, compositeQuery, periodSearch, periodsOf, sortOf, withPeriod } from "./search";
+import { accountIdOf, accountQuery, linksMetricsQuery } from "./queries";
+import { type CompositeSearch, changed, periodSearch, periodsOf, sortOf, withPeriod } from "./search";
 import "./composites.css";
 import { withOffset } from "../../search-params";
 
 // The page reaches its route by id: its routes module imports it, never the other way.
 const accountLinksRoute = getRouteApi("/app/accounts/$accountId");
-
-/** An account id as the API has them: a positive integer. */
-const accountIdOf = (raw: string) => (/^[1-9]\d{0,15}$/.test(raw) ? Number(raw) : null);
 
 const isNotFound = (error: unknown) => error instanceof ApiFailure && error.status === 404;
 
@@ -35,17 +33,9 @@ export function AccountLinksPage() {
   const now = Date.now();
   const periods = periodsOf(search, zone, now);
   const sort = sortOf(search);
-  // The account's status filters links by their account: meaningless on one account's page.
-  const { status: _status, ...linkSearch } = search;
-  const query = { ...compositeQuery(linkSearch, zone, now), accountId: accountId ?? 0 };
-  const account = useQuery({
-    queryKey: ["accounts", accountId],
-    queryFn: () => unwrap(api.GET("/api/v1/accounts/{id}", { params: { path: { id: accountId ?? 0 } } })),
-    enabled: accountId !== null,
-  });
+  const account = useQuery({ ...accountQuery(accountId ?? 0), enabled: accountId !== null });
   const links = useQuery({
-    queryKey: ["composites", "links", query],
-    queryFn: () => unwrap(api.GET("/api/v1/composites/accounts/links/metrics", { params: { query } })),
+    ...linksMetricsQuery(search, zone, now, accountId ?? 0),
     placeholderData: keepPreviousData,
     enabled: ready && accountId !== null && account.isSuccess,
   });

@@ -1,7 +1,6 @@
 import { keepPreviousData, useQuery } from "@tanstack/react-query";
 import { getRouteApi, Link, useNavigate } from "@tanstack/react-router";
 import { useReportZone } from "../../account-time-zone";
-import { api, unwrap } from "../../api/client";
 import { CurrencyPicker, UnconvertedNotice } from "../../components/Currency";
 import { fieldError } from "../../components/Field";
 import { Pager } from "../../components/Pager";
@@ -11,7 +10,8 @@ import { TimeZonePicker } from "../../components/TimeZonePicker";
 import { CompositeToolbar } from "./CompositeToolbar";
 import { MetricsTable } from "./MetricsTable";
 import { PeriodControls, PeriodSummary } from "./PeriodControls";
-import { type CompositeSearch, changed, compositeQuery, periodSearch, periodsOf, sortOf, withPeriod } from "./search";
+import { accountsMetricsQuery } from "./queries";
+import { type CompositeSearch, changed, periodSearch, periodsOf, sortOf, withPeriod } from "./search";
 import "./composites.css";
 import { withOffset } from "../../search-params";
 
@@ -27,10 +27,8 @@ export function CompositesPage() {
   const now = Date.now();
   const periods = periodsOf(search, zone, now);
   const sort = sortOf(search);
-  const query = compositeQuery(search, zone, now);
   const accounts = useQuery({
-    queryKey: ["composites", "accounts", query],
-    queryFn: () => unwrap(api.GET("/api/v1/composites/accounts/metrics", { params: { query } })),
+    ...accountsMetricsQuery(search, zone, now),
     enabled: ready,
     placeholderData: keepPreviousData,
   });

@@ -14,31 +14,28 @@ import { currencyName, formatInteger } from "../../format";
 import { ColumnControls } from "./ColumnControls";
 import { chartData, splitFieldOf } from "./chart-series";
 import { clicksSearch } from "./clicks-link";
-import {
-  byKey,
-  comparisonRowsQuery,
-  comparisonTotalsQuery,
-  comparisonWindow,
-  rowKey,
-  rowsComparable,
-} from "./comparison";
+import { byKey, comparisonWindow, rowKey, rowsComparable } from "./comparison";
 import { drillFilter, drillInto, narrowTo } from "./drill";
 import { FilterControls } from "./FilterControls";
-import { fetchReport, type ReportRow } from "./fetch-report";
+import type { ReportRow } from "./fetch-report";
 import { FIELD_LABELS, formatField, formatHour, formatStat, isAmount, STAT_LABELS } from "./labels";
+import {
+  previousRowsQuery,
+  previousTotalsQuery,
+  reportChartQuery,
+  reportRowsQuery,
+  reportTotalsQuery,
+} from "./queries";
 import { describeWindow, RangeControls } from "./RangeControls";
 import { ReportTable } from "./ReportTable";
 import { reportCsv } from "./report-csv";
 import {
-  chartQuery,
   FILTERS,
   MAX_LIMIT,
   type ReportState,
   readSearch,
-  rowsQuery,
   shownStats,
   timeField,
-  totalsQuery,
   validateReportSearch,
   windowQuery,
   writeSearch,
@@ -111,14 +108,12 @@ export function ReportsPage() {
   const stats = shownStats(state);
   const fields = state.fields;
   const table = useQuery({
-    queryKey: ["performance", "rows", rowsQuery(state, at)],
-    queryFn: () => fetchReport(rowsQuery(state, at)),
+    ...reportRowsQuery(state, at),
     enabled: zoneKnown,
     placeholderData: keepPreviousData,
   });
   const totals = useQuery({
-    queryKey: ["performance", "totals", totalsQuery(state, at)],
-    queryFn: () => fetchReport(totalsQuery(state, at)),
+    ...reportTotalsQuery(state, at),
     // Without breakdowns the table's one row is the total already.
     enabled: zoneKnown && fields.length > 0,
     placeholderData: keepPreviousData,
@@ -127,14 +122,12 @@ export function ReportsPage() {
   const compareWindow = state.compare ? comparisonWindow(state, at) : undefined;
   const comparable = rowsComparable(fields);
   const previousRows = useQuery({
-    queryKey: ["performance", "previous-rows", compareWindow && comparisonRowsQuery(state, at, compareWindow)],
-    queryFn: () => fetchReport(comparisonRowsQuery(state, at, compareWindow ?? { from: "", to: "" })),
+    ...previousRowsQuery(state, at, compareWindow),
     enabled: zoneKnown && compareWindow !== undefined && comparable,
     placeholderData: keepPreviousData,
   });
   const previousTotals = useQuery({
-    queryKey: ["performance", "previous-totals", compareWindow && comparisonTotalsQuery(state, at, compareWindow)],
-    queryFn: () => fetchReport(comparisonTotalsQuery(state, at, compareWindow ?? { from: "", to: "" })),
+    ...previousTotalsQuery(state, at, compareWindow),
     enabled: zoneKnown && compareWindow !== undefined,
     placeholderData: keepPreviousData,
   });
@@ -152,8 +145,7 @@ export function ReportsPage() {
   const chartStat = state.chart ?? stats[0] ?? "clicks";
   const split = splitFieldOf(fields);
   const chart = useQuery({
-    queryKey: ["performance", "chart", time && chartQuery(state, at, time, chartStat, split)],
-    queryFn: () => fetchReport(chartQuery(state, at, time ?? "date", chartStat, split)),
+    ...reportChartQuery(state, at, time, chartStat, split),
     enabled: zoneKnown && time !== undefined,
   });
 

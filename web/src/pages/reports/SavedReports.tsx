@@ -4,8 +4,9 @@ import { api, unwrap } from "../../api/client";
 import { ConfirmButton } from "../../components/ConfirmButton";
 import { Field, FormError, fieldError, formError } from "../../components/Field";
 import { ErrorState, Loading } from "../../components/states";
+import { type SavedReportKind, savedReportsQuery } from "./queries";
 
-type Kind = "performance" | "accounts" | "links";
+type Kind = SavedReportKind;
 
 interface SavedReport {
   id: string;
@@ -21,22 +22,14 @@ interface SavedReportsProps {
   onOpen: (params: Record<string, string>) => void;
 }
 
-// One page covers the tenant's cap (docs/limits.md) for most tenants; the list is by name.
-const LIST_LIMIT = 100;
-
 /**
  * Saved reports of one kind: save the report as it is now under a name, open one (its parameters
  * replace the address), rename or delete one. Stored by the API, shared with the tenant's people.
  */
 export function SavedReports({ kind, current, onOpen }: SavedReportsProps) {
   const client = useQueryClient();
-  const key = ["saved-reports", kind];
-  const list = useQuery({
-    queryKey: key,
-    queryFn: async () =>
-      (await unwrap(api.GET("/api/v1/saved-reports", { params: { query: { report: kind, limit: LIST_LIMIT } } }))).data,
-  });
-  const refresh = () => void client.invalidateQueries({ queryKey: key });
+  const list = useQuery(savedReportsQuery(kind));
+  const refresh = () => void client.invalidateQueries({ queryKey: savedReportsQuery(kind).queryKey });
   const [name, setName] = useState("");
   const [renaming, setRenaming] = useState<{ id: string; name: string } | undefined>();
 
