@@ -117,7 +117,16 @@ describe.skipIf(!hasChromium)("dashboard issues page", () => {
     try {
       await page.goto(`${origin}/sign-in`);
       await signIn(page, who);
-      await page.getByRole("navigation", { name: "Main" }).getByRole("link", { name: "Issues" }).click();
+      // Hovering the link asks for the list before the click: the route's loader prefetches it on intent.
+      const issuesLink = page.getByRole("navigation", { name: "Main" }).getByRole("link", { name: "Issues" });
+      const prefetched = page.waitForRequest(
+        (r) => new URL(r.url()).pathname === "/api/v1/issues" && new URL(r.url()).searchParams.get("limit") === "25",
+        { timeout: WAIT_MS },
+      );
+      await issuesLink.hover();
+      await prefetched;
+      expect(new URL(page.url()).pathname).toBe("/");
+      await issuesLink.click();
       await page.getByRole("heading", { name: "Issues", level: 1 }).waitFor({ timeout: WAIT_MS });
 
       // Every issue, most recently changed first: the API's first page, and its total.
