@@ -1,5 +1,6 @@
 import { useQuery } from "@tanstack/react-query";
 import { api, unwrap } from "./api/client";
+import { session } from "./session";
 
 /** The signed-in person and their permissions (GET /api/v1/me): what the pages may offer. */
 export const meQuery = {
@@ -9,5 +10,7 @@ export const meQuery = {
 };
 
 export function useMe() {
-  return useQuery(meQuery);
+  // Signed out, the shell still on screen while it gives way to the sign-in page (the cache just
+  // cleared): there is no one to ask about, and asking would only earn a 401.
+  return useQuery({ ...meQuery, enabled: session.token() !== null });
 }
