@@ -105,7 +105,7 @@ const MEASURE_TYPES: Record<(typeof REPORT_MEASURES)[number], string | null> = {
 const CONVERSION_MEASURES: ReadonlySet<string> = new Set(REPORT_MEASURES.filter((m) => MEASURE_TYPES[m] !== null));
 
 /** The dimensions held as text ('' for none); the others are ids (0 for none). Clicks and conversions have each. */
-const TEXT_DIMENSIONS: ReadonlySet<string> = new Set([
+export const TEXT_DIMENSIONS: ReadonlySet<string> = new Set([
   "country",
   "device",
   "os",

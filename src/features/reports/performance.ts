@@ -4,7 +4,7 @@ import { ApiError } from "../../platform/http/errors.js";
 import { offsetAt } from "../../platform/time-zone.js";
 import type { CONVERSION_TYPES } from "../tracking/index.js";
 import { COUNTED_STATUSES, DAY_ROWS, SUB_ID_VALUES_PER_DAY } from "../tracking/index.js";
-import { type LocalTime, type SelectedWindow, selectWindow } from "./exact-window.js";
+import { type LocalTime, type SelectedWindow, selectWindow, TEXT_DIMENSIONS } from "./exact-window.js";
 import {
   planConversion,
   type ReportMeta,
@@ -217,7 +217,9 @@ const RAW_COLUMN: Record<string, string> = {
 };
 
 /** Fields whose group is text, null where the event has none ('' in the rows): matched with coalesce. */
-const TEXT_FIELDS: ReadonlySet<string> = new Set(["country", "device", "os", "browser", "parameterA", "parameterB"]);
+const TEXT_FIELDS: ReadonlySet<string> = new Set(
+  Object.entries(RAW_COLUMN).flatMap(([field, column]) => (TEXT_DIMENSIONS.has(column) ? [field] : [])),
+);
 
 /** The row column a field groups on: a time field's local one when it reads local time (localFields). */
 function rawColumnOf(field: FieldDef): string | undefined {
