@@ -10,6 +10,10 @@ import {
   withColumns,
 } from "./report-state";
 
+/** A label inside a sentence: its first letter lowered, but an acronym's ("OS") kept. */
+const inSentence = (label: string): string =>
+  /^[A-Z]{2}/.test(label) ? label : `${label.charAt(0).toLowerCase()}${label.slice(1)}`;
+
 interface ColumnControlsProps {
   state: ReportState;
   onChange: (state: ReportState) => void;
@@ -36,7 +40,7 @@ export function ColumnControls({ state, onChange, errors }: ColumnControlsProps)
         legend="Breakdowns"
         hint={
           state.fields.length > 0
-            ? `Rows by ${state.fields.map((f) => FIELD_LABELS[f].toLowerCase()).join(", then ")}.`
+            ? `Rows by ${state.fields.map((f) => inSentence(FIELD_LABELS[f])).join(", then ")}.`
             : "None: one row of totals."
         }
         error={errors.fields}
