@@ -222,9 +222,9 @@ describe("the job rollup-blocks in bounded transactions", () => {
     const other = await seedTenancy(t);
     // Years of days to fold at once: data written before occurredAt was bounded.
     const who = await tenantWithHistory(500, 1);
-    // A request every 25 ms, each timed from when it was due: PGlite runs in this thread, so while
+    // A request every 25 ms from another tenant: PGlite runs in this thread, so while
     // a transaction runs nothing else does, not even the timer that would send the request.
-    const latencies: number[] = [];
+    let answered = 0;
     let running = true;
     const probe = (async () => {
       let due = performance.now();
@@ -236,21 +236,24 @@ describe("the job rollup-blocks in bounded transactions", () => {
           headers: { authorization: other.apiKey },
         });
         expect(res.statusCode, res.body).toBe(200);
-        latencies.push(performance.now() - due);
+        answered += 1;
         due = Math.max(due + 25, performance.now());
       }
     })();
     const started = performance.now();
     const fold = await foldRollupBlocks(t.testDb.db, NOW);
     const total = performance.now() - started;
+    const answeredDuringRun = answered;
     running = false;
     await probe;
     expect(fold.blocks).toBeGreaterThan(800);
-    // One unbounded transaction would hold PGlite's only connection, and this thread, for the whole run.
-    expect(Math.max(...latencies)).toBeLessThan(total / 3);
-    expect(latencies.length).toBeGreaterThan(5);
-    expect(fold.longestTransactionMs).toBeLessThan(total / 3);
+    // One unbounded transaction would hold PGlite's only connection, and this thread, for the whole
+    // run: at most the request that slipped in before its first statement would be answered before
+    // it ended. Counted, not timed against the run, so a loaded machine (another test file beside
+    // this one) does not decide the outcome.
     expect(fold.transactions).toBeGreaterThan(8);
+    expect(answeredDuringRun).toBeGreaterThanOrEqual(3);
+    expect(fold.longestTransactionMs).toBeLessThan(total / 3);
     await expectReportsEqualRaw(who);
   }, 300_000);
 

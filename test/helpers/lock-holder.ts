@@ -16,7 +16,8 @@ if (process.argv[1] === LOCK_HOLDER_SCRIPT) {
     console.error((error as Error).message);
     process.exit(1);
   }
-  console.log("locked");
+  // The handler before the word: a test may send SIGTERM the moment it reads `locked`.
   process.on("SIGTERM", () => process.exit(0));
+  console.log("locked");
   setInterval(() => {}, 1 << 30);
 }
