@@ -108,6 +108,14 @@ describe("a sub-id with more values a day than the rollup holds", () => {
       [who.tenantId, today],
     );
     expect(kept).toEqual({ clicks: 2, missing: 0 });
+    // A marked day is full without counting its values again: another new value is left out too.
+    await writeClicks(db, [click(room + 2, "two-too-many"), click(room + 3, "v-1")], NOW);
+    const [after] = await db.query<{ clicks: number; missing: number }>(
+      `select (select clicks::int from sub_id_a_rollups where tenant_id = $1 and day = $2::date and parameter_a = 'v-1') as clicks,
+              (select count(*)::int from sub_id_a_rollups where tenant_id = $1 and parameter_a = 'two-too-many') as missing`,
+      [who.tenantId, today],
+    );
+    expect(after).toEqual({ clicks: 3, missing: 0 });
 
     // A report over the day reads the raw events, and counts the value left out.
     const query = {

@@ -216,11 +216,14 @@ export function coarseRollupCtes(source: string, measures: readonly string[], af
 }
 
 /**
- * For a capped rollup written by CTE `name`: `<name>_days`, how many values each day of the source
- * has in it already (counted up to the cap, on its key's tenant and day); `<name>_rows`, the source
- * rows with `kept`: a row without a value, of a value the day has, or of a day under the cap; and
- * `<name>_gaps`, which marks the days of rows not kept, once `name` has run. All read the rollup as
- * it was before the statement.
+ * For a capped rollup written by CTE `name`: `<name>_known`, the source rows with `known`: a row
+ * without a value, or of a value its day has already; `<name>_days`, for the days with a value
+ * new to them only, how many values the day has (counted up to the cap, on its key's tenant and
+ * day; a day already marked in sub_id_rollup_gaps counts as full without a count); `<name>_rows`,
+ * the source rows with `kept`: known, or of a day under the cap; and `<name>_gaps`, which marks
+ * the days of rows not kept, once `name` has run. All read the rollup as it was before the
+ * statement. Counting only for a new value keeps the common write (values the day has seen) from
+ * reading up to SUB_ID_VALUES_PER_DAY index entries each time.
  */
 function cappedSource(
   rollup: CoarseRollup,
@@ -230,16 +233,24 @@ function cappedSource(
 ): { ctes: string; rows: string; gaps: string; last: string } {
   const { column, parameter } = rollup.capped ?? { column: "", parameter: "a" };
   const same = ["tenant_id", "day", ...rollup.keys].map((k) => `x.${k} = r.${k}`).join(" and ");
-  const ctes = `${name}_days as (
+  const ctes = `${name}_known as (
+  select r.*, (r.${column} = '' or exists (select 1 from ${rollup.table} x where ${same})) as known
+  from ${source} r
+  where (select count(*) from ${previous}) >= 0
+),
+${name}_days as (
   select d.tenant_id, d.day,
-    (select count(*) from (select 1 from ${rollup.table} x where x.tenant_id = d.tenant_id and x.day = d.day
-      limit ${SUB_ID_VALUES_PER_DAY}) c) as n
-  from (select distinct r.tenant_id, r.day from ${source} r where (select count(*) from ${previous}) >= 0) d
+    case when exists (select 1 from sub_id_rollup_gaps g
+                      where g.tenant_id = d.tenant_id and g.parameter = '${parameter}' and g.day = d.day)
+      then ${SUB_ID_VALUES_PER_DAY}
+      else (select count(*) from (select 1 from ${rollup.table} x where x.tenant_id = d.tenant_id and x.day = d.day
+              limit ${SUB_ID_VALUES_PER_DAY}) c)
+    end as n
+  from (select distinct k.tenant_id, k.day from ${name}_known k where not k.known) d
 ),
 ${name}_rows as (
-  select r.*, (r.${column} = '' or d.n < ${SUB_ID_VALUES_PER_DAY}
-    or exists (select 1 from ${rollup.table} x where ${same})) as kept
-  from ${source} r join ${name}_days d on d.tenant_id = r.tenant_id and d.day = r.day
+  select k.*, (k.known or d.n < ${SUB_ID_VALUES_PER_DAY}) as kept
+  from ${name}_known k left join ${name}_days d on d.tenant_id = k.tenant_id and d.day = k.day
 )`;
   const gaps = `${name}_gaps as (
   insert into sub_id_rollup_gaps (tenant_id, parameter, day)
