@@ -1,7 +1,7 @@
 import { prepared, type Queryable } from "../../platform/db/index.js";
 import { DAY_MS } from "../../platform/durations.js";
 import { ApiError } from "../../platform/http/errors.js";
-import { DAILY_DIMENSIONS, RAW_EVENT_RETENTION_DAYS } from "../tracking/index.js";
+import { DAILY_DIMENSIONS, FACT_COLUMNS, RAW_EVENT_RETENTION_DAYS } from "../tracking/index.js";
 import type { RollupSource } from "./sources.js";
 
 /**
@@ -14,7 +14,7 @@ import type { RollupSource } from "./sources.js";
  */
 export const RAW_EVENTS: RollupSource = {
   table: "",
-  columns: new Set([...DAILY_DIMENSIONS, "device", "os", "browser", "parameter_a", "parameter_b"]),
+  columns: new Set([...DAILY_DIMENSIONS, ...FACT_COLUMNS]),
   spanned: false,
   raw: true,
 };

@@ -51,7 +51,7 @@ const KEY_COLUMNS = [
 /** daily_rollups' dimensions: its key after the tenant and the day. */
 export const DAILY_DIMENSIONS: readonly string[] = KEY_COLUMNS.slice(2);
 /** Keys of coarse rollups that daily_rollups does not have: the click's facts and sub-ids. */
-const FACT_COLUMNS = ["device", "os", "browser", "parameter_a", "parameter_b"];
+export const FACT_COLUMNS = ["device", "os", "browser", "parameter_a", "parameter_b"] as const;
 const COUNT_COLUMNS = ["clicks", "unique_clicks", ...TYPE_COLUMNS.map((c) => `${c}_count`)];
 const AMOUNT_COLUMNS = TYPE_COLUMNS.map((c) => `${c}_amount`);
 const DAILY_COLUMNS = [...KEY_COLUMNS, ...COUNT_COLUMNS, ...AMOUNT_COLUMNS];
