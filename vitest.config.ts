@@ -33,7 +33,7 @@ export default defineConfig({
   test: {
     // Two files at a time even on a 2-core machine (Vitest's default there is one): a file spends
     // much of its time waiting on a child process, Chromium, PostgreSQL or a loopback receiver, and
-    // the other file's work fills that time (the whole suite in 28 min instead of about 40).
+    // the other file's work fills that time (both databases: 27-28 min here, about 35 one at a time).
     maxWorkers: Math.max(2, availableParallelism() - 1),
     projects: [
       { test: { ...shared, name: "pglite", provide: { dbKind: "pglite" as const } } },
