@@ -276,6 +276,10 @@ describe.skipIf(!hasChromium)("dashboard reports page", () => {
       for (const name of ["Device type", "OS", "Sub-id A (pa)"]) {
         expect(await page.getByRole("checkbox", { name, exact: true }).isChecked()).toBe(true);
       }
+      // Labels inside a sentence keep an acronym's case.
+      await page
+        .getByText("Rows by device type, then OS, then sub-id A (pa).", { exact: true })
+        .waitFor({ timeout: WAIT_MS });
       const byFacts = await apiRows(t, who, { ...base, fields: facts.join(","), offset: "0", limit: "100" });
       expect(new Set(byFacts.map((r) => r.device))).toContain("mobile");
       await expect

@@ -1,5 +1,5 @@
 import { useId } from "react";
-import { FIELD_LABELS, STAT_HINTS, STAT_LABELS } from "./labels";
+import { FIELD_LABELS, fieldInSentence, STAT_HINTS, STAT_LABELS } from "./labels";
 import {
   FIELDS,
   type FieldName,
@@ -9,10 +9,6 @@ import {
   shownStats,
   withColumns,
 } from "./report-state";
-
-/** A label inside a sentence: its first letter lowered, but an acronym's ("OS") kept. */
-const inSentence = (label: string): string =>
-  /^[A-Z]{2}/.test(label) ? label : `${label.charAt(0).toLowerCase()}${label.slice(1)}`;
 
 interface ColumnControlsProps {
   state: ReportState;
@@ -40,7 +36,7 @@ export function ColumnControls({ state, onChange, errors }: ColumnControlsProps)
         legend="Breakdowns"
         hint={
           state.fields.length > 0
-            ? `Rows by ${state.fields.map((f) => inSentence(FIELD_LABELS[f])).join(", then ")}.`
+            ? `Rows by ${state.fields.map(fieldInSentence).join(", then ")}.`
             : "None: one row of totals."
         }
         error={errors.fields}

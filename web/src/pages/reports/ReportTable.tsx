@@ -3,7 +3,7 @@ import { type Column, DataTable, type Sort } from "../../components/DataTable";
 import { formatChange } from "../../format";
 import type { ClicksSearch } from "./clicks-link";
 import type { ReportRow } from "./fetch-report";
-import { FIELD_LABELS, formatField, formatStat, STAT_LABELS } from "./labels";
+import { FIELD_LABELS, fieldInSentence, formatField, formatStat, STAT_LABELS } from "./labels";
 import type { FieldName, ReportSort, StatName } from "./report-state";
 
 interface Indexed {
@@ -81,7 +81,7 @@ export function ReportTable({
               type="button"
               className="link-button report-drill"
               onClick={() => onDrill(row)}
-              title={`Narrow the report to this ${FIELD_LABELS[field].toLowerCase()}`}
+              title={`Narrow the report to this ${fieldInSentence(field)}`}
             >
               {shown}
             </button>

@@ -18,7 +18,7 @@ import { byKey, comparisonWindow, rowKey, rowsComparable } from "./comparison";
 import { drillFilter, drillInto, narrowTo } from "./drill";
 import { FilterControls } from "./FilterControls";
 import type { ReportRow } from "./fetch-report";
-import { FIELD_LABELS, formatField, formatHour, formatStat, isAmount, STAT_LABELS } from "./labels";
+import { fieldInSentence, formatField, formatHour, formatStat, isAmount, STAT_LABELS } from "./labels";
 import {
   previousRowsQuery,
   previousTotalsQuery,
@@ -286,8 +286,7 @@ export function ReportsPage() {
           <div className="report-chart-head">
             <h2 id="chart-title">
               {STAT_LABELS[chartStat]}
-              {isAmount(chartStat) && chart.data ? ` (${chart.data.meta.currency})` : ""} per{" "}
-              {FIELD_LABELS[time].toLowerCase()}
+              {isAmount(chartStat) && chart.data ? ` (${chart.data.meta.currency})` : ""} per {fieldInSentence(time)}
             </h2>
             <Field label="Chart" inline>
               {(props) => (
@@ -322,16 +321,13 @@ export function ReportsPage() {
                   if (split && id != null) narrow(narrowTo(state, split, id));
                 }}
                 statLabel={STAT_LABELS[chartStat]}
-                periodLabel={FIELD_LABELS[time].toLowerCase().replace(" (monday)", "")}
+                periodLabel={fieldInSentence(time).replace(" (Monday)", "")}
                 format={(value) => formatStat(chartStat, value, chart.data.meta.currency)}
                 {...(time === "hour" ? { axisLabel: shortHour } : {})}
               />
               {split && drawn?.series.some((s) => s.id !== null) && (
                 // What a click on a bar does, for the keyboard and for screen readers too.
-                <ul
-                  className="chart-narrow"
-                  aria-label={`Narrow the report to one ${FIELD_LABELS[split].toLowerCase()}`}
-                >
+                <ul className="chart-narrow" aria-label={`Narrow the report to one ${fieldInSentence(split)}`}>
                   {drawn.series.map((s) =>
                     s.id === null ? null : (
                       <li key={s.id}>

@@ -22,6 +22,12 @@ export const FIELD_LABELS: Record<FieldName, string> = {
   conversionType: "Conversion type",
 };
 
+/** A field's label inside a sentence ("rows by device type"): its first letter lowered, an acronym's ("OS") kept. */
+export function fieldInSentence(field: FieldName): string {
+  const label = FIELD_LABELS[field];
+  return /^[A-Z]{2}/.test(label) ? label : `${label.charAt(0).toLowerCase()}${label.slice(1)}`;
+}
+
 /** What a missing value means in a breakdown by the click's facts (device, OS, browser, country). */
 const UNKNOWN_WHEN_MISSING: ReadonlySet<FieldName> = new Set(["country", "device", "os", "browser"]);
 
